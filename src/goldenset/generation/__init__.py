@@ -1,0 +1,1 @@
+"""Question generation: prompts, LLM providers, validation of answers, and the answer cache."""

@@ -1,0 +1,71 @@
+"""Claude through the `anthropic` SDK's Messages API.
+
+Retries are the SDK's own: it honours retry-after on 429 and backs off with jitter on 408, 429,
+5xx, 529 and timeouts, up to generate.max_retries. The SDK (2.x) no longer takes sampling
+settings, so generate.temperature does not apply here and is not part of the cache identity.
+"""
+
+from __future__ import annotations
+
+import os
+
+from goldenset.errors import GoldensetError
+from goldenset.generation.providers import Completion
+from goldenset.generation.sdk_errors import ServiceContext, translate
+from goldenset.params import GenerateParams
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+
+class AnthropicProvider:
+    name = "anthropic"
+    paid = True
+
+    def __init__(
+        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            raise GoldensetError(
+                "generate.provider is 'anthropic' but ANTHROPIC_API_KEY is not set: export it, "
+                "or set generate.provider to local"
+            )
+        import anthropic  # here, after the key check: the SDK takes seconds to import
+
+        self._sdk = anthropic
+        self.model = params.model or DEFAULT_MODEL
+        self.max_tokens = params.max_tokens
+        self._client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+        )
+        self._context = ServiceContext(
+            service="Anthropic API",
+            model=self.model,
+            key_variable="ANTHROPIC_API_KEY",
+            url=str(self._client.base_url),
+            url_hint="ANTHROPIC_BASE_URL (or unset it for api.anthropic.com)",
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+            secret=api_key,
+        )
+
+    def identity(self) -> dict:
+        return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
+
+    def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+        try:
+            response = self._client.messages.create(
+                model=self.model, max_tokens=self.max_tokens, system=system, messages=messages
+            )
+        except self._sdk.APIError as error:
+            raise translate(self._sdk, error, self._context) from None
+        text = "".join(block.text for block in response.content if block.type == "text")
+        return Completion(
+            text=text,
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            truncated=response.stop_reason == "max_tokens",
+        )

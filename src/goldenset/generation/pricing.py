@@ -1,0 +1,109 @@
+"""What LLM calls cost, and a budget that stops before generate.max_usd would be passed.
+
+Prices are USD per million tokens (list prices; generate.prices overrides or adds models). A
+model name matches its longest listed prefix, so dated ids like claude-haiku-4-5-20251001 work.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from goldenset.params import Price
+
+DEFAULT_PRICES: dict[str, Price] = {
+    "claude-haiku-4-5": Price(input=1.0, output=5.0),
+    "claude-sonnet-4-5": Price(input=3.0, output=15.0),
+    "claude-sonnet-4": Price(input=3.0, output=15.0),
+    "claude-opus-4-5": Price(input=5.0, output=25.0),
+    "claude-opus-4-1": Price(input=15.0, output=75.0),
+    "claude-opus-4": Price(input=15.0, output=75.0),
+    "claude-3-5-haiku": Price(input=0.8, output=4.0),
+    "claude-3-haiku": Price(input=0.25, output=1.25),
+    "gpt-4o-mini": Price(input=0.15, output=0.6),
+    "gpt-4o": Price(input=2.5, output=10.0),
+    "gpt-4.1-mini": Price(input=0.4, output=1.6),
+    "gpt-4.1": Price(input=2.0, output=8.0),
+}
+
+CHARS_PER_TOKEN = 4.0  # typical for English text with these tokenizers
+BUDGET_CHARS_PER_TOKEN = 3.0  # pessimistic, for the budget guard
+TYPICAL_ANSWER_TOKENS = 120  # a question plus one or two sentences of evidence, as JSON
+
+
+def price_for(model: str, overrides: dict[str, Price] | None = None) -> Price | None:
+    """The price of `model`: an exact or longest-prefix match in overrides, then in the list."""
+    for table in (overrides or {}, DEFAULT_PRICES):
+        if model in table:
+            return table[model]
+        prefixes = [name for name in table if model.startswith(name)]
+        if prefixes:
+            return table[max(prefixes, key=len)]
+    return None
+
+
+def cost_usd(price: Price | None, input_tokens: int, output_tokens: int) -> float:
+    if price is None:
+        return 0.0
+    return (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+
+
+def estimate_tokens(text: str, chars_per_token: float = CHARS_PER_TOKEN) -> int:
+    return int(len(text) / chars_per_token) + 1
+
+
+@dataclass
+class Spending:
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    usd: float = 0.0
+
+
+class Budget:
+    """Thread-safe running total: a request may start only if what is spent, plus the worst case
+    of every request in flight including this one, stays within the limit. When only the requests
+    in flight stand in the way, it waits for them to settle rather than stopping early."""
+
+    def __init__(self, limit_usd: float | None, price: Price | None) -> None:
+        self.limit_usd = limit_usd if price is not None else None
+        self.price = price
+        self.spent = Spending()
+        self._reserved = 0.0
+        self._in_flight = 0
+        self._changed = threading.Condition()
+
+    def reserve(self, input_tokens: int, max_output_tokens: int) -> float | None:
+        """Book the worst-case cost of one request; None when it would pass the limit."""
+        worst = cost_usd(self.price, input_tokens, max_output_tokens)
+        with self._changed:
+            while self.limit_usd is not None:
+                if self.spent.usd + self._reserved + worst <= self.limit_usd:
+                    break
+                if not self._in_flight:
+                    return None
+                self._changed.wait()
+            self._reserved += worst
+            self._in_flight += 1
+            return worst
+
+    def settle(self, reservation: float, input_tokens: int, output_tokens: int) -> None:
+        with self._changed:
+            self.spent.requests += 1
+            self.spent.input_tokens += input_tokens
+            self.spent.output_tokens += output_tokens
+            self.spent.usd += cost_usd(self.price, input_tokens, output_tokens)
+            self._free(reservation)
+
+    def release(self, reservation: float) -> None:
+        with self._changed:
+            self._free(reservation)
+
+    def _free(self, reservation: float) -> None:
+        self._reserved -= reservation
+        self._in_flight -= 1
+        self._changed.notify_all()
+
+    def snapshot(self) -> Spending:
+        with self._changed:
+            return Spending(**vars(self.spent))

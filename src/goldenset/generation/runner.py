@@ -1,0 +1,342 @@
+"""The generation loop: sampled passages in, checked questions and rejects out, paying at most once.
+
+Every answer goes into the cache the moment it arrives, and the outputs are built from the cache
+at the end, so a run killed at any point resumes by asking only for what is missing. Passages run
+in parallel (generate.concurrency); the questions and retries of one passage run in order, since
+each depends on the answers before it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from goldenset.errors import GoldensetError
+from goldenset.generation.cache import AnswerCache, answer_key
+from goldenset.generation.passages import Passage, sample_passages
+from goldenset.generation.pricing import (
+    BUDGET_CHARS_PER_TOKEN,
+    TYPICAL_ANSWER_TOKENS,
+    Budget,
+    cost_usd,
+    estimate_tokens,
+    price_for,
+)
+from goldenset.generation.prompt import PROMPT_SHA, SYSTEM, build_messages
+from goldenset.generation.providers import Completion, Provider, make_provider
+from goldenset.generation.records import make_qid, question_row, reject_row
+from goldenset.generation.validation import Answer, InvalidAnswer, validate_answer
+from goldenset.params import GenerateParams, Price
+
+log = logging.getLogger("goldenset")
+
+
+@dataclass
+class GenerationStats:
+    passages: int = 0
+    questions_planned: int = 0
+    questions_written: int = 0
+    rejected: Counter = field(default_factory=Counter)  # final reason of each rejected question
+    invalid_answers: Counter = field(default_factory=Counter)  # every invalid answer, by reason
+    not_asked: int = 0  # left for a later run: budget reached
+    cache_hits: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    price_known: bool = False
+    stopped_by_budget: bool = False
+    wall_s: float = 0.0
+
+
+@dataclass
+class GenerationResult:
+    rows: list[dict]
+    rejects: list[dict]
+    stats: GenerationStats
+
+
+@dataclass
+class _Outcome:
+    """What became of one question of one passage."""
+
+    answer: Answer | None = None
+    reasons: list[tuple[str, str]] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+    not_asked: bool = False
+    cache_hits: int = 0
+
+
+def _request_text(messages: list[dict[str, str]]) -> str:
+    return SYSTEM + json.dumps(messages, ensure_ascii=False)
+
+
+class _Session:
+    """Shared state of one run: provider, cache, budget, and the flag that stops new requests."""
+
+    def __init__(
+        self, params: GenerateParams, provider: Provider, cache: AnswerCache, budget: Budget
+    ) -> None:
+        self.params = params
+        self.provider = provider
+        self.identity = provider.identity()
+        self.cache = cache
+        self.budget = budget
+        self.stop = threading.Event()
+
+    def key(self, messages: list[dict[str, str]], question_index: int, attempt: int) -> str:
+        return answer_key(
+            self.identity,
+            PROMPT_SHA,
+            SYSTEM,
+            messages,
+            question_index=question_index,
+            attempt=attempt,
+        )
+
+    def ask_passage(self, passage: Passage) -> list[_Outcome]:
+        outcomes: list[_Outcome] = []
+        asked: list[str] = []
+        for question_index in range(passage.questions):
+            outcome = self.ask_question(passage, question_index, asked)
+            if outcome.answer is not None:
+                asked.append(outcome.answer.question)
+            outcomes.append(outcome)
+        return outcomes
+
+    def ask_question(self, passage: Passage, question_index: int, asked: list[str]) -> _Outcome:
+        outcome = _Outcome()
+        corrections: list[tuple[str, str]] = []
+        for attempt in range(self.params.max_attempts):
+            messages = build_messages(passage.text, asked, corrections)
+            completion = self.cache.get(self.key(messages, question_index, attempt))
+            if completion is not None:
+                outcome.cache_hits += 1
+            else:
+                completion = self.request(messages, question_index, attempt)
+                if completion is None:
+                    outcome.not_asked = True
+                    return outcome
+            try:
+                outcome.answer = validate_answer(
+                    completion.text, passage.text, truncated=completion.truncated, asked=asked
+                )
+                return outcome
+            except InvalidAnswer as invalid:
+                outcome.reasons.append((invalid.code, invalid.detail))
+                outcome.answers.append(completion.text)
+                corrections.append((completion.text, invalid.detail))
+        return outcome
+
+    def request(
+        self, messages: list[dict[str, str]], question_index: int, attempt: int
+    ) -> Completion | None:
+        """Ask the LLM and cache the answer at once; None when the run must not spend more."""
+        if self.stop.is_set():
+            return None
+        estimate = estimate_tokens(_request_text(messages), BUDGET_CHARS_PER_TOKEN)
+        reservation = self.budget.reserve(estimate, self.params.max_tokens)
+        if reservation is None:
+            self.stop.set()
+            return None
+        try:
+            completion = self.provider.complete(SYSTEM, messages, attempt=attempt)
+        except BaseException:
+            self.budget.release(reservation)
+            raise
+        self.budget.settle(reservation, completion.input_tokens, completion.output_tokens)
+        self.cache.put(
+            self.key(messages, question_index, attempt),
+            completion,
+            provider=self.provider.name,
+            model=self.provider.model,
+        )
+        return completion
+
+
+def run_generation(
+    documents: Sequence[tuple[str, str]],
+    params: GenerateParams,
+    *,
+    provider: Provider | None = None,
+    progress: bool = True,
+) -> GenerationResult:
+    """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
+
+    provider: None builds the one generate.provider names, and only when there is a passage to ask
+    about. Raises GoldensetError for a setup problem (key, model, server); answers that arrived
+    before it stay cached.
+    """
+    started = time.perf_counter()
+    stats = GenerationStats()
+    passages = sample_passages(
+        documents,
+        max_questions=params.max_questions,
+        questions_per_passage=params.questions_per_passage,
+        passage_size=params.passage_size,
+        min_chars=params.passage_min_chars,
+        seed=params.seed,
+    )
+    stats.passages = len(passages)
+    stats.questions_planned = sum(p.questions for p in passages)
+    if not passages:
+        if params.max_questions > 0:
+            log.warning(
+                "generate: no passage of at least generate.passage_min_chars=%d characters "
+                "in %d documents: nothing to ask",
+                params.passage_min_chars,
+                len(documents),
+            )
+        return GenerationResult([], [], stats)
+
+    provider = provider or make_provider(params)
+    price = _price(provider, params)
+    stats.price_known = price is not None
+    session = _Session(
+        params, provider, AnswerCache(params.cache_dir), Budget(params.max_usd, price)
+    )
+    _announce(session, passages, price)
+
+    outcomes = _ask_all(session, passages, progress)
+    rows, rejects = _collect(session, passages, outcomes, stats, documents)
+
+    spent = session.budget.snapshot()
+    stats.requests = spent.requests
+    stats.input_tokens = spent.input_tokens
+    stats.output_tokens = spent.output_tokens
+    stats.cost_usd = spent.usd
+    stats.stopped_by_budget = stats.not_asked > 0
+    stats.wall_s = time.perf_counter() - started
+    return GenerationResult(rows, rejects, stats)
+
+
+def _price(provider: Provider, params: GenerateParams) -> Price | None:
+    price = price_for(provider.model, params.prices)
+    if price is None and getattr(provider, "paid", False) and params.max_usd is not None:
+        raise GoldensetError(
+            f"no price known for model {provider.model!r}, so generate.max_usd cannot be "
+            f"enforced: add generate.prices.{provider.model} with input/output USD per million "
+            "tokens, or set generate.max_usd to null"
+        )
+    return price if provider.name != "local" else None
+
+
+def _announce(session: _Session, passages: list[Passage], price: Price | None) -> None:
+    """Before paying anything: what is cached, and about how many tokens and dollars the rest
+    costs."""
+    pending = [
+        p for p in passages if session.cache.get(session.key(build_messages(p.text), 0, 0)) is None
+    ]
+    questions = sum(p.questions for p in pending)
+    log.info(
+        "generate: %d questions over %d passages; %d to ask %s %s",
+        sum(p.questions for p in passages),
+        len(passages),
+        questions,
+        session.provider.name,
+        session.provider.model,
+    )
+    if not questions or session.provider.name == "local":
+        return
+    input_tokens = sum(
+        estimate_tokens(_request_text(build_messages(p.text))) * p.questions for p in pending
+    )
+    output_tokens = questions * TYPICAL_ANSWER_TOKENS
+    cost = (
+        f"about ${cost_usd(price, input_tokens, output_tokens):.4f} (generate.max_usd: "
+        f"{'none' if session.params.max_usd is None else f'${session.params.max_usd:.2f}'})"
+        if price
+        else "cost unknown (no price: set generate.prices to track it)"
+    )
+    log.info(
+        "generate: estimated ~%d input + ~%d output tokens before retries, %s",
+        input_tokens,
+        output_tokens,
+        cost,
+    )
+
+
+def _ask_all(session: _Session, passages: list[Passage], progress: bool) -> list[list[_Outcome]]:
+    # the local model runs one request at a time; more threads would only queue on it
+    workers = 1 if session.provider.name == "local" else session.params.concurrency
+    outcomes: list[list[_Outcome] | None] = [None] * len(passages)
+    bar = tqdm(
+        total=sum(p.questions for p in passages),
+        desc="generate",
+        unit="q",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+    with bar, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="generate") as pool:
+        futures = {pool.submit(session.ask_passage, p): i for i, p in enumerate(passages)}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    outcomes[futures[future]] = future.result()  # re-raises a worker's error
+                    bar.update(passages[futures[future]].questions)
+                spent = session.budget.snapshot()
+                tokens = spent.input_tokens + spent.output_tokens
+                bar.set_postfix_str(f"{spent.requests} req, {tokens} tok, ${spent.usd:.4f}")
+        except BaseException:
+            # finish what is in flight (it gets cached), start nothing new
+            session.stop.set()
+            for future in pending:
+                future.cancel()
+            raise
+    return [o or [] for o in outcomes]
+
+
+def _collect(
+    session: _Session,
+    passages: list[Passage],
+    outcomes: list[list[_Outcome]],
+    stats: GenerationStats,
+    documents: Sequence[tuple[str, str]],
+) -> tuple[list[dict], list[dict]]:
+    provider = session.provider
+    labels = {"provider": provider.name, "model": provider.model, "prompt_sha": PROMPT_SHA}
+    position = {doc_id: i for i, (doc_id, _) in enumerate(documents)}
+    taken = set(position)
+    order = sorted(
+        range(len(passages)), key=lambda i: (position[passages[i].doc_id], passages[i].start)
+    )
+    rows: list[dict] = []
+    rejects: list[dict] = []
+    for i in order:
+        passage = passages[i]
+        for question_index, outcome in enumerate(outcomes[i]):
+            stats.cache_hits += outcome.cache_hits
+            stats.invalid_answers.update(code for code, _ in outcome.reasons)
+            if outcome.answer is not None:
+                qid = make_qid(
+                    passage,
+                    question_index,
+                    outcome.answer.question,
+                    prompt_sha=PROMPT_SHA,
+                    identity=session.identity,
+                    taken=taken,
+                )
+                taken.add(qid)
+                rows.append(question_row(qid, passage, outcome.answer, **labels))
+            elif outcome.not_asked:
+                stats.not_asked += 1
+            else:
+                stats.rejected[outcome.reasons[-1][0]] += 1
+                rejects.append(
+                    reject_row(passage, question_index, outcome.reasons, outcome.answers, **labels)
+                )
+        stats.not_asked += passage.questions - len(outcomes[i])
+    stats.questions_written = len(rows)
+    return rows, rejects

@@ -1,0 +1,75 @@
+"""One retriever on one query set: rankings, per-query metrics and the rows of results.parquet."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import csr_array
+
+from goldenset.metrics import evaluate, judged_gains, mean_metrics
+from goldenset.retrieval import ScoreSource, top_k
+
+log = logging.getLogger("goldenset")
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    name: str  # the first key of a metric: synthetic, real, real_chunks
+    qids: list[str]
+    qrels: csr_array  # (queries x items): items are chunks, or documents when groups is set
+    item_ids: list[str]
+    groups: np.ndarray | None = None  # chunk rows where each document starts: rank documents
+
+
+def score(
+    query_set: QuerySet, retriever: str, source: ScoreSource, ks: list[int], depth: int
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """Mean metrics over the judged queries, and one result row per query."""
+    n_items = len(query_set.item_ids)
+    if max(ks) > n_items:
+        log.warning(
+            "warning: %s has %d items, fewer than k=%d: recall@%d counts every item",
+            query_set.name, n_items, max(ks), max(ks),
+        )
+    found = top_k(source, max(depth, max(ks)), groups=query_set.groups)
+    metrics = mean_metrics(evaluate(found.indices, query_set.qrels, ks))
+    metrics["n_queries"] = float(_judged_count(query_set.qrels))
+    return metrics, _result_rows(query_set, retriever, found, max(ks))
+
+
+def _judged_count(qrels: csr_array) -> int:
+    return int(((qrels > 0).sum(axis=1) > 0).sum())
+
+
+def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.DataFrame:
+    gains = judged_gains(found.indices, query_set.qrels)
+    relevant = gains > 0
+    first = np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, -1)
+    item_ids = np.asarray(query_set.item_ids, dtype=object)
+    top = found.indices[:, :shown]
+    return pd.DataFrame(
+        {
+            "query_set": query_set.name,
+            "retriever": retriever,
+            "qid": query_set.qids,
+            "first_relevant_rank": pd.array(np.where(first > 0, first, None), dtype="Int64"),
+            "top_ids": [item_ids[row[row >= 0]].tolist() for row in top],
+            "top_scores": [scores[: (row >= 0).sum()].tolist() for row, scores in zip(top, found.scores)],
+        }
+    )
+
+
+def recall_plot_rows(metrics: dict[str, dict[str, dict[str, float]]], ks: list[int]) -> list[dict]:
+    """Rows of plots/recall_at_k.json: one per k, a column per query set and retriever."""
+    columns = {
+        f"{set_name}_{retriever}": values
+        for set_name, retrievers in metrics.items()
+        for retriever, values in retrievers.items()
+    }
+    return [
+        {"k": k, **{name: values.get(f"recall@{k}") for name, values in columns.items()}}
+        for k in ks
+    ]

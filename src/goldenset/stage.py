@@ -1,0 +1,26 @@
+"""What every stage entry point shares: reading params.yaml and turning user errors into one line."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from goldenset.errors import GoldensetError
+from goldenset.params import Params, load_params
+
+log = logging.getLogger("goldenset")
+
+
+def run_stage(main: Callable[[Params], None], params_path: str | Path = "params.yaml") -> None:
+    """Run a stage's main with validated params; a GoldensetError becomes one line on stderr, exit 1."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    try:
+        main(load_params(params_path))
+    except GoldensetError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print("interrupted: finished work is cached; run `dvc repro` again to resume", file=sys.stderr)
+        raise SystemExit(130) from None

@@ -1,0 +1,62 @@
+"""chunk: data/documents.parquet -> data/chunks.parquet, chunks as character spans of documents."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from goldenset.chunking import chunk_documents
+from goldenset.errors import GoldensetError
+from goldenset.models import resolve_model_path
+from goldenset.params import Params
+from goldenset.stage import run_stage
+from goldenset.tables import write_parquet
+
+log = logging.getLogger("goldenset")
+DOCUMENTS = Path("data/documents.parquet")
+OUT = "data/chunks.parquet"
+
+
+def load_tokenizer(model: str, revision: str | None):
+    """The embedding model's own tokenizer, so token windows match what the model will see."""
+    from transformers import AutoTokenizer  # slow import, needed only for strategy: tokens
+
+    try:
+        return AutoTokenizer.from_pretrained(resolve_model_path(model), revision=revision)
+    except (OSError, ValueError) as error:
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise GoldensetError(
+            f"embed.model: cannot load the tokenizer of {model!r} for chunk.strategy tokens "
+            f"({reason})"
+        ) from None
+
+
+def main(params: Params) -> None:
+    if not DOCUMENTS.exists():
+        raise GoldensetError(f"{DOCUMENTS} not found: run the ingest stage first (dvc repro)")
+    docs = pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"])
+    settings = params.chunk
+    tokenizer = None
+    if settings.strategy == "tokens":
+        tokenizer = load_tokenizer(params.embed.model, params.embed.revision)
+    chunks = chunk_documents(docs, settings, tokenizer)
+    write_parquet(chunks, OUT)
+    lengths = (chunks["end"] - chunks["start"]).tolist() or [0]
+    log.info(
+        "chunk: %s documents -> %s chunks (strategy %s, size %d, overlap %d), "
+        "chars per chunk: mean %.0f, max %d -> %s",
+        f"{len(docs):,}",
+        f"{len(chunks):,}",
+        settings.strategy,
+        settings.size,
+        settings.overlap,
+        sum(lengths) / len(lengths),
+        max(lengths),
+        OUT,
+    )
+
+
+if __name__ == "__main__":
+    run_stage(main)

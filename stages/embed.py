@@ -1,0 +1,52 @@
+"""embed: chunks, golden-set questions and real queries -> vectors, through the embedding cache."""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+
+from goldenset.embedding import embed_texts, load_encoder, model_identity
+from goldenset.embedding_cache import EmbeddingCache
+from goldenset.params import Params
+from goldenset.querysets import read_goldenset, read_real_queries
+from goldenset.stage import run_stage
+from goldenset.vectors import write_vectors
+
+log = logging.getLogger("goldenset")
+OUT = "data/embeddings"
+
+
+def main(params: Params) -> None:
+    chunks = pd.read_parquet("data/chunks.parquet", columns=["chunk_id", "text"])
+    golden = read_goldenset("data/goldenset.jsonl")
+    real = read_real_queries(params.score.real_queries)
+    real_queries = real[0] if real else pd.DataFrame(columns=["qid", "text"])
+
+    settings = params.embed
+    encode, dimension = load_encoder(settings)
+    cache = EmbeddingCache(settings.cache_dir)
+    cached_before = len(cache)
+    identity = model_identity(settings)
+
+    def embed(texts: pd.Series, prefix: str, name: str):
+        return embed_texts(
+            texts.tolist(), encode, cache, identity, prefix,
+            dimension=dimension, batch_size=settings.batch_size, description=name,
+        )
+
+    sets = [
+        ("chunks", chunks["chunk_id"], chunks["text"], settings.passage_prefix),
+        ("synthetic", golden["qid"], golden["question"], settings.query_prefix),
+        ("real", real_queries["qid"], real_queries["text"], settings.query_prefix),
+    ]
+    for name, ids, texts, prefix in sets:
+        write_vectors(OUT, name, ids.astype(str).tolist(), embed(texts, prefix, name))
+    log.info(
+        "embed: %d chunks, %d generated questions, %d real queries; %d new vectors encoded, %d cached",
+        len(chunks), len(golden), len(real_queries), len(cache) - cached_before, cached_before,
+    )
+
+
+if __name__ == "__main__":
+    run_stage(main)

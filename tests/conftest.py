@@ -1,0 +1,22 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Tests never reach a model hub: models come from installed packages or local folders.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = ROOT.parent / "shared" / "datasets"
+
+
+@pytest.fixture(scope="session")
+def scifact_dir() -> Path:
+    folder = SHARED_DATASETS / "scifact"
+    if not (folder / "corpus.jsonl.gz").exists():
+        pytest.skip(f"SciFact test collection not found at {folder}")
+    return folder
