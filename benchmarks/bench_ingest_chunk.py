@@ -29,7 +29,7 @@ def main(corpus: Path) -> None:
     docs = documents_frame(result.documents)
     print(f"  {result.summary()}")
     for strategy in ["none", "chars", "sentences", "paragraphs", "markdown"]:
-        params = ChunkParams(strategy=strategy, size=600, overlap=100)
+        params = ChunkParams(strategy=strategy, max_size=600, overlap=100)
         chunks = timed(f"chunk {strategy} 600/100", lambda p=params: chunk_documents(docs, p))
         print(f"  {len(chunks):,} chunks")
     from transformers import AutoTokenizer
@@ -38,7 +38,7 @@ def main(corpus: Path) -> None:
     tokenizer = timed(
         "load tokenizer", lambda: AutoTokenizer.from_pretrained(resolve_model_path(name))
     )
-    params = ChunkParams(strategy="tokens", size=128, overlap=16)
+    params = ChunkParams(strategy="tokens", max_size=128, overlap=16)
     chunks = timed("chunk tokens 128/16", lambda: chunk_documents(docs, params, tokenizer))
     print(f"  {len(chunks):,} chunks")
 

@@ -45,12 +45,12 @@ def main(params: Params) -> None:
     write_parquet(chunks, OUT)
     lengths = (chunks["end"] - chunks["start"]).tolist() or [0]
     log.info(
-        "chunk: %s documents -> %s chunks (strategy %s, size %d, overlap %d), "
+        "chunk: %s documents -> %s chunks (strategy %s, max_size %d, overlap %d), "
         "chars per chunk: mean %.0f, max %d -> %s",
         f"{len(docs):,}",
         f"{len(chunks):,}",
         settings.strategy,
-        settings.size,
+        settings.max_size,
         settings.overlap,
         sum(lengths) / len(lengths),
         max(lengths),

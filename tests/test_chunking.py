@@ -205,7 +205,7 @@ def test_char_spans_overlap_starts_at_a_word():
 
 def test_none_strategy_is_the_whole_trimmed_document():
     text = "\n  Whole doc.\n\nStill whole.  \n"
-    assert chunk_document(text, ChunkParams(strategy="none", size=1)) == [(3, 27)]
+    assert chunk_document(text, ChunkParams(strategy="none", max_size=1)) == [(3, 27)]
     assert chunk_document(" \n\t ", ChunkParams(strategy="none")) == []
 
 
@@ -216,7 +216,7 @@ def test_none_strategy_is_the_whole_trimmed_document():
 @given(text=texts, size_overlap=size_and_overlap())
 def test_chars_property(text, size_overlap):
     size, overlap = size_overlap
-    spans = chunk_document(text, ChunkParams(strategy="chars", size=size, overlap=overlap))
+    spans = chunk_document(text, ChunkParams(strategy="chars", max_size=size, overlap=overlap))
     assert_valid_spans(text, spans, overlap)
     assert all(end - start <= size for start, end in spans)
 
@@ -225,7 +225,7 @@ def test_chars_property(text, size_overlap):
 @given(text=texts, size_overlap=size_and_overlap())
 def test_sentences_property(text, size_overlap):
     size, overlap = size_overlap
-    spans = chunk_document(text, ChunkParams(strategy="sentences", size=size, overlap=overlap))
+    spans = chunk_document(text, ChunkParams(strategy="sentences", max_size=size, overlap=overlap))
     assert_valid_spans(text, spans, overlap)
     assert all(end - start <= size for start, end in spans)
     assert_units_kept(spans, sentence_spans(text), size)
@@ -235,7 +235,7 @@ def test_sentences_property(text, size_overlap):
 @given(text=texts, size_overlap=size_and_overlap())
 def test_paragraphs_property(text, size_overlap):
     size, overlap = size_overlap
-    spans = chunk_document(text, ChunkParams(strategy="paragraphs", size=size, overlap=overlap))
+    spans = chunk_document(text, ChunkParams(strategy="paragraphs", max_size=size, overlap=overlap))
     assert_valid_spans(text, spans, overlap)
     assert all(end - start <= size for start, end in spans)
     assert_units_kept(spans, paragraph_spans(text), size)
@@ -245,7 +245,7 @@ def test_paragraphs_property(text, size_overlap):
 @given(text=texts, size_overlap=size_and_overlap())
 def test_markdown_property(text, size_overlap):
     size, overlap = size_overlap
-    spans = chunk_document(text, ChunkParams(strategy="markdown", size=size, overlap=overlap))
+    spans = chunk_document(text, ChunkParams(strategy="markdown", max_size=size, overlap=overlap))
     assert_valid_spans(text, spans, overlap)
     assert all(end - start <= size for start, end in spans)
     sections = markdown_section_spans(text)
@@ -323,7 +323,7 @@ def token_offsets(tokenizer, text):
 def test_tokens_property(tokenizer, text, size, data):
     overlap = data.draw(st.integers(0, size - 1))
     spans = chunk_document(
-        text, ChunkParams(strategy="tokens", size=size, overlap=overlap), tokenizer
+        text, ChunkParams(strategy="tokens", max_size=size, overlap=overlap), tokenizer
     )
     assert_valid_spans(text, spans, overlap=len(text))
     offsets = token_offsets(tokenizer, text)
@@ -357,7 +357,7 @@ def test_token_chunks_keep_characters_the_tokenizer_drops(tokenizer):
 
 def test_tokens_strategy_needs_a_tokenizer():
     with pytest.raises(ValueError, match="tokenizer"):
-        chunk_document("text", ChunkParams(strategy="tokens", size=5))
+        chunk_document("text", ChunkParams(strategy="tokens", max_size=5))
 
 
 # --- the chunks table ---------------------------------------------------------------------------
@@ -370,7 +370,7 @@ def test_chunk_documents_table():
             "text": ["One. Two. Three.", "Alpha beta.\n\nGamma.", "  \n"],
         }
     )
-    chunks = chunk_documents(docs, ChunkParams(strategy="sentences", size=12))
+    chunks = chunk_documents(docs, ChunkParams(strategy="sentences", max_size=12))
     assert list(chunks.columns) == ["chunk_id", "doc_id", "start", "end", "text", "sha256"]
     assert chunks["chunk_id"].tolist() == ["b#0", "b#1", "a#0", "a#1"]
     assert chunks["text"].tolist() == ["One. Two.", "Three.", "Alpha beta.", "Gamma."]
@@ -396,7 +396,7 @@ def test_chunk_documents_of_no_documents_has_the_columns():
 def test_chunk_documents_property(docs, strategy, size_overlap):
     size, overlap = size_overlap
     frame = pd.DataFrame({"doc_id": [f"d{i}" for i in range(len(docs))], "text": docs})
-    chunks = chunk_documents(frame, ChunkParams(strategy=strategy, size=size, overlap=overlap))
+    chunks = chunk_documents(frame, ChunkParams(strategy=strategy, max_size=size, overlap=overlap))
     for row in chunks.itertuples():
         assert docs[int(row.doc_id[1:])][row.start : row.end] == row.text
     # documents in input order, chunks numbered from 0 per document

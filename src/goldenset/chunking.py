@@ -282,7 +282,7 @@ def chunk_document(text: str, params: ChunkParams, tokenizer: Any = None) -> lis
     per heading section; a section longer than `size` is packed by paragraphs, then sentences,
     never across sections. Overlap is in the unit of `size`.
     """
-    size, overlap = params.size, params.overlap
+    size, overlap = params.max_size, params.overlap
     strategy = params.strategy
     if strategy == "none":
         return _segments(text, [])

@@ -25,13 +25,16 @@ ChunkStrategy = Literal["none", "chars", "tokens", "sentences", "paragraphs", "m
 
 class ChunkParams(Section):
     strategy: ChunkStrategy = "sentences"
-    size: int = Field(1000, gt=0, description="characters, or tokens for strategy 'tokens'")
+    # not `size`: DVC's run cache ignores every key named "size" when it hashes params
+    max_size: int = Field(1000, gt=0, description="characters, or tokens for strategy 'tokens'")
     overlap: int = Field(0, ge=0)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkParams:
-        if self.overlap >= self.size:
-            raise ValueError(f"chunk.overlap ({self.overlap}) must be smaller than chunk.size ({self.size})")
+        if self.overlap >= self.max_size:
+            raise ValueError(
+                f"chunk.overlap ({self.overlap}) must be smaller than chunk.max_size ({self.max_size})"
+            )
         return self
 
 

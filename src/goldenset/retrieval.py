@@ -11,6 +11,7 @@ result does not depend on block size or thread timing. NaN scores count as -inf.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,6 +24,8 @@ from goldenset.errors import GoldensetError
 
 # Scores held per block of query rows; the selection adds about a third of that again.
 BLOCK_BUDGET_BYTES = 256 * 2**20
+# Blocks smaller than this many scores are selected in one thread.
+PARALLEL_MIN_SCORES = 2**22
 
 
 class ScoreSource(Protocol):
@@ -66,6 +69,11 @@ class DenseScores:
 
     def scores(self, rows: slice) -> np.ndarray:
         return (self._queries[rows] @ self._items.T).numpy()
+
+    def scores_into(self, rows: slice, out: np.ndarray) -> np.ndarray:
+        """Like scores, written into ``out`` (float32, C-contiguous, (rows, n_items))."""
+        torch.mm(self._queries[rows], self._items.T, out=torch.from_numpy(out))
+        return out
 
 
 class BM25Scores:
@@ -149,15 +157,37 @@ def top_k(
         block_rows = block_rows_for(n_items)
     indices = np.empty((n_queries, kept), dtype=np.int64)
     scores = np.empty((n_queries, kept), dtype=np.float32)
+    # One buffer for every block when the source can fill it: fresh pages cost a page fault
+    # each, which is a fifth of a dense block's time.
+    fill = getattr(source, "scores_into", None)
+    buffer = np.empty((min(block_rows, n_queries), n_items), np.float32) if fill else None
     starts = range(0, n_queries, block_rows)
-    for start in tqdm(starts, desc="top-k", unit="block", disable=not progress):
-        rows = slice(start, min(start + block_rows, n_queries))
-        block = np.asarray(source.scores(rows), dtype=np.float32)
-        if groups is not None and n_columns:
-            # fmax skips NaN, so a group's score is its best real item score.
-            block = np.fmax.reduceat(block, groups, axis=1)
-        indices[rows], scores[rows] = select_top_k(block, kept)
+    threads = max(1, torch.get_num_threads())
+    with ThreadPoolExecutor(threads) as pool:
+        for start in tqdm(starts, desc="top-k", unit="block", disable=not progress):
+            rows = slice(start, min(start + block_rows, n_queries))
+            if fill is not None:
+                block = fill(rows, buffer[: rows.stop - rows.start])
+            else:
+                block = np.asarray(source.scores(rows), dtype=np.float32)
+            if groups is not None and n_columns:
+                # fmax skips NaN, so a group's score is its best real item score.
+                block = np.fmax.reduceat(block, groups, axis=1)
+            indices[rows], scores[rows] = _select_in_parallel(pool, threads, block, kept)
     return TopK(indices=indices, scores=scores)
+
+
+def _select_in_parallel(
+    pool: ThreadPoolExecutor, threads: int, block: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """select_top_k over row slices in threads (numpy drops the GIL in its loops)."""
+    parts = min(threads, block.shape[0], max(1, block.size // PARALLEL_MIN_SCORES))
+    if parts <= 1:
+        return select_top_k(block, k)
+    bounds = np.linspace(0, block.shape[0], parts + 1).astype(int)
+    slices = [block[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
+    results = list(pool.map(select_top_k, slices, [k] * parts))
+    return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
 
 
 def block_rows_for(n_items: int, budget_bytes: int = BLOCK_BUDGET_BYTES) -> int:
@@ -197,28 +227,29 @@ def select_top_k(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     group_count = n_columns // group_size
     grouped = group_count * group_size
     # Group j holds columns j, j + group_count, ...: its max runs over contiguous slices.
-    # fmax skips NaN, which ranks as -inf.
-    maxima = np.fmax.reduce(block[:, :grouped].reshape(n_rows, group_size, group_count), axis=1)
+    by_group = block[:, :grouped].reshape(n_rows, group_size, group_count)
+    maxima = np.fmax.reduce(by_group, axis=1)  # fmax skips NaN, which ranks as -inf
+    maxima[np.isnan(maxima)] = -np.inf  # else partition would rank an all-NaN group first
     lower = np.partition(maxima, group_count - k, axis=1)[:, group_count - k]
     rows, groups = np.nonzero(maxima >= lower[:, None])
-    # Rows with a wide tie at the bound (e.g. BM25 zeros) or a bound of -inf or NaN (ties with
-    # NaN scores) take the exact single-row path instead.
-    awkward = (np.bincount(rows, minlength=n_rows) > 4 * k + 64) | ~(lower > -np.inf)
-    fast = np.flatnonzero(~awkward)
+    # Rows with a wide tie at the bound (e.g. BM25 zeros) or a bound of -inf (ties with NaN
+    # scores) take the exact single-row path instead.
+    awkward = (np.bincount(rows, minlength=n_rows) > 4 * k + 64) | (lower == -np.inf)
     keep = ~awkward[rows]
-    rows = np.repeat(rows[keep], group_size)
-    columns = (groups[keep, None] + group_count * np.arange(group_size)).reshape(-1)
-    if grouped < n_columns:  # the few columns left over join every row's candidates
-        tail = np.arange(grouped, n_columns)
-        rows = np.concatenate((rows, np.repeat(fast, tail.size)))
-        columns = np.concatenate((columns, np.tile(tail, fast.size)))
-    values = block.reshape(-1)[rows * n_columns + columns]
-    reaches = values >= lower[rows]
+    rows, groups = rows[keep], groups[keep]
+    members = by_group[rows, :, groups]  # (reaching groups, group_size)
+    hit, member = np.nonzero(members >= lower[rows, None])
+    rows, columns, values = rows[hit], groups[hit] + group_count * member, members[hit, member]
+    fast = np.flatnonzero(~awkward)
+    if grouped < n_columns:  # the few columns left over are candidates of every row
+        tail = block[fast, grouped:]
+        tail_rows, tail_columns = np.nonzero(tail >= lower[fast, None])
+        rows = np.concatenate((rows, fast[tail_rows]))
+        columns = np.concatenate((columns, grouped + tail_columns))
+        values = np.concatenate((values, tail[tail_rows, tail_columns]))
     indices = np.empty((n_rows, k), dtype=np.int64)
     scores = np.empty((n_rows, k), dtype=np.float32)
-    indices[fast], scores[fast] = _best_candidates(
-        rows[reaches], columns[reaches], values[reaches], fast, k, n_columns
-    )
+    indices[fast], scores[fast] = _best_candidates(rows, columns, values, fast, k, n_columns)
     slow = np.flatnonzero(awkward)
     if slow.size:
         indices[slow], scores[slow] = _select_rows_exactly(block, slow, k)
