@@ -31,8 +31,14 @@ def main(params: Params) -> None:
 
     def embed(texts: pd.Series, prefix: str, name: str):
         return embed_texts(
-            texts.tolist(), encode, cache, identity, prefix,
-            dimension=dimension, batch_size=settings.batch_size, description=name,
+            texts.tolist(),
+            encode,
+            cache,
+            identity,
+            prefix,
+            dimension=dimension,
+            batch_size=settings.batch_size,
+            description=name,
         )
 
     sets = [
@@ -43,8 +49,12 @@ def main(params: Params) -> None:
     for name, ids, texts, prefix in sets:
         write_vectors(OUT, name, ids.astype(str).tolist(), embed(texts, prefix, name))
     log.info(
-        "embed: %d chunks, %d generated questions, %d real queries; %d new vectors encoded, %d cached",
-        len(chunks), len(golden), len(real_queries), len(cache) - cached_before, cached_before,
+        "embed: %d chunks, %d generated questions, %d real queries; %d vectors encoded, %d cached",
+        len(chunks),
+        len(golden),
+        len(real_queries),
+        len(cache) - cached_before,
+        cached_before,
     )
 
 

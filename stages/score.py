@@ -32,7 +32,9 @@ def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, lis
     golden = read_goldenset("data/goldenset.jsonl")
     if len(golden):
         qrels = evidence_qrels(golden, chunks, params.score.min_overlap)
-        synthetic = QuerySet("synthetic", golden["qid"].tolist(), qrels, chunks["chunk_id"].tolist())
+        synthetic = QuerySet(
+            "synthetic", golden["qid"].tolist(), qrels, chunks["chunk_id"].tolist()
+        )
         sets.append((synthetic, golden["question"].tolist()))
     real = read_real_queries(params.score.real_queries)
     if real is not None:
@@ -54,7 +56,9 @@ def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, lis
 
 
 def main(params: Params) -> None:
-    chunks = pd.read_parquet("data/chunks.parquet", columns=["chunk_id", "doc_id", "start", "end", "text"])
+    chunks = pd.read_parquet(
+        "data/chunks.parquet", columns=["chunk_id", "doc_id", "start", "end", "text"]
+    )
     chunk_vectors = read_vectors(EMBEDDINGS, "chunks", chunks["chunk_id"].tolist())
     enabled = params.retrievers
     metrics: dict[str, dict[str, dict[str, float]]] = {}
@@ -74,10 +78,15 @@ def main(params: Params) -> None:
             results.append(rows)
             log.info("%s/%s: %s", query_set.name, retriever, _headline(values))
     if not results:
-        raise GoldensetError("retrievers: every retriever is disabled; enable retrievers.dense or retrievers.bm25")
+        raise GoldensetError(
+            "retrievers: every retriever is disabled; enable retrievers.dense or retrievers.bm25"
+        )
     pd.concat(results, ignore_index=True).to_parquet("data/results.parquet", index=False)
     _write_json("metrics/scores.json", metrics)
-    plot = [{column: row.get(column) for column in ["k", *PLOTTED]} for row in recall_plot_rows(metrics, params.score.ks)]
+    plot = [
+        {column: row.get(column) for column in ["k", *PLOTTED]}
+        for row in recall_plot_rows(metrics, params.score.ks)
+    ]
     _write_json("plots/recall_at_k.json", plot)
 
 

@@ -48,7 +48,9 @@ def test_only_unseen_texts_are_encoded_after_rechunking(minilm, tmp_path):
 
     counting.texts.clear()
     second_chunking = ["gamma delta.", "epsilon zeta. eta theta.", "alpha beta."]
-    after = embed_texts(second_chunking, counting, EmbeddingCache(tmp_path), identity, dimension=dimension)
+    after = embed_texts(
+        second_chunking, counting, EmbeddingCache(tmp_path), identity, dimension=dimension
+    )
     assert counting.texts == ["epsilon zeta. eta theta."]
     np.testing.assert_array_equal(after[0], before[1])
     np.testing.assert_allclose(after[1], encode(["epsilon zeta. eta theta."])[0], atol=1e-6)
@@ -72,7 +74,9 @@ def test_a_crash_leaves_no_partial_segment(tmp_path):
 
 def test_empty_input_gives_an_empty_matrix(minilm, tmp_path):
     params, encode, dimension = minilm
-    vectors = embed_texts([], encode, EmbeddingCache(tmp_path), model_identity(params), dimension=dimension)
+    vectors = embed_texts(
+        [], encode, EmbeddingCache(tmp_path), model_identity(params), dimension=dimension
+    )
     assert vectors.shape == (0, dimension)
 
 

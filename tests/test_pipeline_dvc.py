@@ -47,7 +47,7 @@ def commit(project: Path, message: str) -> None:
 def write_small_corpus(project: Path, n_docs: int = 40) -> None:
     """The first documents of the shipped sample and the real queries judged on them."""
     with gzip.open(ROOT / "data/docs/scifact-sample.jsonl.gz", "rt") as sample:
-        docs = [json.loads(line) for _, line in zip(range(n_docs), sample)]
+        docs = [json.loads(line) for _, line in zip(range(n_docs), sample, strict=False)]
     doc_ids = {doc["_id"] for doc in docs}
     qrels = [
         line.split("\t")
@@ -91,7 +91,9 @@ def project(tmp_path_factory) -> Path:
     project = copy_project(tmp_path_factory.mktemp("pipeline") / "project", PROJECT_FILES)
     write_small_corpus(project)
     # generation has its own tests; here the golden set stays empty so no model is loaded
-    edit_params(project, generate={"max_questions": 0}, chunk={"strategy": "sentences", "max_size": 400})
+    edit_params(
+        project, generate={"max_questions": 0}, chunk={"strategy": "sentences", "max_size": 400}
+    )
     first = run(["dvc", "repro"], project)
     assert stages_run(first) == {"ingest", "chunk", "generate", "embed", "score"}
     commit(project, "first run")

@@ -20,11 +20,17 @@ def test_scifact_ndcg_at_10_matches_the_published_number(scifact_dir, tmp_path):
     commit(project, "project")
     run(
         [
-            "dvc", "exp", "run",
-            "-S", f"ingest.path={scifact_dir / 'corpus.jsonl.gz'}",
-            "-S", f"score.real_queries={scifact_dir}",
-            "-S", "chunk.strategy=none",
-            "-S", "generate.max_questions=0",
+            "dvc",
+            "exp",
+            "run",
+            "-S",
+            f"ingest.path={scifact_dir / 'corpus.jsonl.gz'}",
+            "-S",
+            f"score.real_queries={scifact_dir}",
+            "-S",
+            "chunk.strategy=none",
+            "-S",
+            "generate.max_questions=0",
         ],
         project,
     )
@@ -32,4 +38,6 @@ def test_scifact_ndcg_at_10_matches_the_published_number(scifact_dir, tmp_path):
     assert scores["real"]["dense"]["n_queries"] == 300
     assert scores["real"]["dense"]["ndcg@10"] == pytest.approx(PUBLISHED_NDCG_AT_10, abs=0.005)
     # one abstract per chunk: document and chunk rankings are the same ranking
-    assert scores["real_chunks"]["dense"]["ndcg@10"] == pytest.approx(scores["real"]["dense"]["ndcg@10"])
+    assert scores["real_chunks"]["dense"]["ndcg@10"] == pytest.approx(
+        scores["real"]["dense"]["ndcg@10"]
+    )

@@ -23,10 +23,17 @@ def chunks_of(spans: dict[str, list[tuple[int, int]]]) -> pd.DataFrame:
 
 
 def question(doc_id: str, start: int, end: int) -> dict:
-    return {"qid": f"gs-{doc_id}-{start}", "doc_id": doc_id, "evidence_start": start, "evidence_end": end}
+    return {
+        "qid": f"gs-{doc_id}-{start}",
+        "doc_id": doc_id,
+        "evidence_start": start,
+        "evidence_end": end,
+    }
 
 
-def relevant_chunks(questions: list[dict], chunks: pd.DataFrame, min_overlap: float = 0.5) -> list[list[str]]:
+def relevant_chunks(
+    questions: list[dict], chunks: pd.DataFrame, min_overlap: float = 0.5
+) -> list[list[str]]:
     qrels = evidence_qrels(pd.DataFrame(questions), chunks, min_overlap).toarray()
     ids = chunks["chunk_id"].to_numpy()
     return [ids[row > 0].tolist() for row in qrels]

@@ -1,3 +1,3 @@
-"""goldenset: labelled (question -> evidence) sets from your own documents, and retriever scores on them."""
+"""goldenset: labelled (question -> evidence) sets from your documents, and retriever scores."""
 
 __version__ = "0.1.0"

@@ -54,7 +54,9 @@ def load_encoder(params: EmbedParams) -> tuple[Encoder, int]:
             show_progress_bar=False,
         ).astype(np.float32, copy=False)
 
-    dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    dimension = (
+        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    )
     return encode, dimension()
 
 
@@ -84,7 +86,7 @@ def _distinct_missing(
     keys: list[bytes], texts: Sequence[str], cache: EmbeddingCache
 ) -> list[tuple[bytes, str]]:
     seen: dict[bytes, str] = {}
-    for key, text in zip(keys, texts):
+    for key, text in zip(keys, texts, strict=True):
         if key not in cache and key not in seen:
             seen[key] = text
     # similar lengths in one batch waste less padding

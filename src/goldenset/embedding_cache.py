@@ -37,7 +37,7 @@ class EmbeddingCache:
     def _load_segment(self, path: Path) -> None:
         with np.load(path) as segment:
             keys, vectors = segment["keys"], segment["vectors"]
-        for key, vector in zip(keys, vectors):
+        for key, vector in zip(keys, vectors, strict=True):
             self._rows[key.tobytes()] = vector
 
     def __len__(self) -> int:
@@ -58,7 +58,7 @@ class EmbeddingCache:
         key_array = key_array.reshape(len(fresh), KEY_BYTES)
         vectors = np.ascontiguousarray(vectors[fresh], dtype=np.float32)
         self._write_segment(key_array, vectors)
-        for i, vector in zip(fresh, vectors):
+        for i, vector in zip(fresh, vectors, strict=True):
             self._rows[keys[i]] = vector
 
     def _write_segment(self, keys: np.ndarray, vectors: np.ndarray) -> None:

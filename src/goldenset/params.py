@@ -33,7 +33,7 @@ class ChunkParams(Section):
     def _overlap_below_size(self) -> ChunkParams:
         if self.overlap >= self.max_size:
             raise ValueError(
-                f"chunk.overlap ({self.overlap}) must be smaller than chunk.max_size ({self.max_size})"
+                f"chunk.overlap ({self.overlap}) must be below chunk.max_size ({self.max_size})"
             )
         return self
 
@@ -55,7 +55,7 @@ class Price(Section):
 
 class GenerateParams(Section):
     provider: Literal["local", "anthropic", "openai"] = "local"
-    model: str | None = None
+    model: str | None = Field(None, min_length=1)
     max_questions: int = Field(40, ge=0)
     questions_per_passage: int = Field(1, ge=1)
     seed: int = 0
@@ -66,9 +66,13 @@ class GenerateParams(Section):
     max_retries: int = Field(5, ge=0, description="HTTP retries on 429/5xx/timeouts")
     request_timeout: float = Field(60.0, gt=0)
     max_tokens: int = Field(400, gt=0)
-    temperature: float = Field(0.0, ge=0)
-    max_usd: float | None = Field(5.0, ge=0)
-    prices: dict[str, Price] = Field(default_factory=dict)
+    temperature: float = Field(
+        0.0, ge=0, description="openai and local only: the anthropic SDK 2.x takes no sampling"
+    )
+    max_usd: float | None = Field(5.0, ge=0, description="null: no budget")
+    prices: dict[str, Price] = Field(
+        default_factory=dict, description="USD per million tokens by model (name or prefix)"
+    )
     cache_dir: str = "cache/llm"
     openai: OpenAIParams = Field(default_factory=OpenAIParams)
     local: LocalModelParams = Field(default_factory=LocalModelParams)

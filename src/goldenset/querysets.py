@@ -1,4 +1,4 @@
-"""The two kinds of questions a retriever is scored on: the generated golden set and real queries."""
+"""The questions a retriever is scored on: the generated golden set and real queries."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def find_qrels(folder: Path) -> Path | None:
 
 
 def read_real_queries(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """BEIR queries.jsonl (qid, text) and qrels (qid, doc_id, grade), or None when the folder has none.
+    """BEIR queries.jsonl (qid, text) and qrels (qid, doc_id, grade); None when the folder has none.
 
     Only queries with a judgment are kept: the others cannot be scored.
     """

@@ -19,7 +19,7 @@ def document_ranges(chunk_doc_ids: pd.Series) -> dict[str, tuple[int, int]]:
     codes = chunk_doc_ids.to_numpy()
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     ends = np.r_[starts[1:], len(codes)]
-    return {codes[s]: (int(s), int(e)) for s, e in zip(starts, ends)}
+    return {codes[s]: (int(s), int(e)) for s, e in zip(starts, ends, strict=True)}
 
 
 def group_starts(chunk_doc_ids: pd.Series) -> np.ndarray:
@@ -57,9 +57,7 @@ def evidence_qrels(questions: pd.DataFrame, chunks: pd.DataFrame, min_overlap: f
     return csr_array((data, (rows, cols)), shape=(len(questions), len(chunks)))
 
 
-def document_qrels(
-    qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]
-) -> csr_array:
+def document_qrels(qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]) -> csr_array:
     """(queries x documents) graded judgments, documents in chunk-group order."""
     query_row = {qid: i for i, qid in enumerate(qids)}
     doc_col = {doc_id: i for i, doc_id in enumerate(doc_order)}
@@ -70,7 +68,9 @@ def document_qrels(
     return csr_array((grades, (rows, cols)), shape=(len(query_row), len(doc_col)))
 
 
-def chunk_qrels_from_documents(doc_qrels: csr_array, starts: np.ndarray, n_chunks: int) -> csr_array:
+def chunk_qrels_from_documents(
+    doc_qrels: csr_array, starts: np.ndarray, n_chunks: int
+) -> csr_array:
     """Every chunk of a judged document inherits the document's grade."""
     chunk_doc = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n_chunks]))
     return csr_array(doc_qrels.tocsc()[:, chunk_doc])

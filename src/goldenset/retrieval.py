@@ -22,14 +22,18 @@ from tqdm.auto import tqdm
 
 from goldenset.errors import GoldensetError
 
-# Scores held per block of query rows; the selection adds about a third of that again.
+# Scores held per block of query rows (the selection's own arrays are a few percent of it).
 BLOCK_BUDGET_BYTES = 256 * 2**20
 # Blocks smaller than this many scores are selected in one thread.
 PARALLEL_MIN_SCORES = 2**22
 
 
 class ScoreSource(Protocol):
-    """Scores of every query against every item, computed a block of query rows at a time."""
+    """Scores of every query against every item, computed a block of query rows at a time.
+
+    A source may also offer ``scores_into(rows, out) -> out``, writing the same scores into a
+    given float32 array: top_k then reuses one buffer for every block.
+    """
 
     @property
     def n_queries(self) -> int: ...

@@ -32,7 +32,10 @@ def score(
     if max(ks) > n_items:
         log.warning(
             "warning: %s has %d items, fewer than k=%d: recall@%d counts every item",
-            query_set.name, n_items, max(ks), max(ks),
+            query_set.name,
+            n_items,
+            max(ks),
+            max(ks),
         )
     found = top_k(source, max(depth, max(ks)), groups=query_set.groups)
     metrics = mean_metrics(evaluate(found.indices, query_set.qrels, ks))
@@ -57,7 +60,10 @@ def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.D
             "qid": query_set.qids,
             "first_relevant_rank": pd.array(np.where(first > 0, first, None), dtype="Int64"),
             "top_ids": [item_ids[row[row >= 0]].tolist() for row in top],
-            "top_scores": [scores[: (row >= 0).sum()].tolist() for row, scores in zip(top, found.scores)],
+            "top_scores": [
+                scores[: (row >= 0).sum()].tolist()
+                for row, scores in zip(top, found.scores, strict=True)
+            ],
         }
     )
 

@@ -1,4 +1,4 @@
-"""What every stage entry point shares: reading params.yaml and turning user errors into one line."""
+"""What every stage shares: validated params, and user errors as one line without a traceback."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ log = logging.getLogger("goldenset")
 
 
 def run_stage(main: Callable[[Params], None], params_path: str | Path = "params.yaml") -> None:
-    """Run a stage's main with validated params; a GoldensetError becomes one line on stderr, exit 1."""
+    """Run a stage with validated params; a GoldensetError becomes one stderr line and exit 1."""
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     try:
         main(load_params(params_path))
@@ -22,5 +22,7 @@ def run_stage(main: Callable[[Params], None], params_path: str | Path = "params.
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(1) from None
     except KeyboardInterrupt:
-        print("interrupted: finished work is cached; run `dvc repro` again to resume", file=sys.stderr)
+        print(
+            "interrupted: finished work is cached; run `dvc repro` again to resume", file=sys.stderr
+        )
         raise SystemExit(130) from None

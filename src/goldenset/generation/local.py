@@ -98,7 +98,7 @@ class LocalProvider:
             self._ensure_loaded()
             chat = ([{"role": "system", "content": system}] if system else []) + list(messages)
             prompt = self._tokenize(self._template(messages=chat).prompt)
-            prefix = self._tokenize(self._prefix_template(messages=chat[:-1]).prompt)
+            prefix = self._prefix_tokens_of(chat[:-1])
             self._check_fits(len(prompt))
             suffix = self._restore_prefix(prefix, prompt)
             tokens, truncated = self._generate(suffix, attempt)
@@ -135,6 +135,14 @@ class LocalProvider:
         # A GGUF template writes its own BOS token; the ChatML fallback lets the tokenizer add one.
         self._add_bos = template == CHATML_TEMPLATE
         self._llm = llm
+
+    def _prefix_tokens_of(self, turns: list[dict[str, str]]) -> list[int]:
+        if not turns:
+            return []
+        try:
+            return self._tokenize(self._prefix_template(messages=turns).prompt)
+        except Exception:  # a template may refuse a partial chat: that only costs the prefix reuse
+            return []
 
     def _tokenize(self, text: str) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=self._add_bos, special=True)

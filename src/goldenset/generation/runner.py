@@ -107,6 +107,11 @@ class _Session:
         outcomes: list[_Outcome] = []
         asked: list[str] = []
         for question_index in range(passage.questions):
+            if outcomes and outcomes[-1].not_asked:
+                # a later question's prompt lists the earlier ones: asking it now would pay for
+                # an answer that the complete run, with a different prompt, never uses
+                outcomes.append(_Outcome(not_asked=True))
+                continue
             outcome = self.ask_question(passage, question_index, asked)
             if outcome.answer is not None:
                 asked.append(outcome.answer.question)
@@ -118,11 +123,12 @@ class _Session:
         corrections: list[tuple[str, str]] = []
         for attempt in range(self.params.max_attempts):
             messages = build_messages(passage.text, asked, corrections)
-            completion = self.cache.get(self.key(messages, question_index, attempt))
+            key = self.key(messages, question_index, attempt)
+            completion = self.cache.get(key)
             if completion is not None:
                 outcome.cache_hits += 1
             else:
-                completion = self.request(messages, question_index, attempt)
+                completion = self.request(key, messages, attempt)
                 if completion is None:
                     outcome.not_asked = True
                     return outcome
@@ -137,9 +143,7 @@ class _Session:
                 corrections.append((completion.text, invalid.detail))
         return outcome
 
-    def request(
-        self, messages: list[dict[str, str]], question_index: int, attempt: int
-    ) -> Completion | None:
+    def request(self, key: str, messages: list[dict[str, str]], attempt: int) -> Completion | None:
         """Ask the LLM and cache the answer at once; None when the run must not spend more."""
         if self.stop.is_set():
             return None
@@ -154,12 +158,7 @@ class _Session:
             self.budget.release(reservation)
             raise
         self.budget.settle(reservation, completion.input_tokens, completion.output_tokens)
-        self.cache.put(
-            self.key(messages, question_index, attempt),
-            completion,
-            provider=self.provider.name,
-            model=self.provider.model,
-        )
+        self.cache.put(key, completion, provider=self.provider.name, model=self.provider.model)
         return completion
 
 
@@ -233,12 +232,14 @@ def _price(provider: Provider, params: GenerateParams) -> Price | None:
 def _announce(session: _Session, passages: list[Passage], price: Price | None) -> None:
     """Before paying anything: what is cached, and about how many tokens and dollars the rest
     costs."""
-    pending = [
-        p for p in passages if session.cache.get(session.key(build_messages(p.text), 0, 0)) is None
-    ]
-    questions = sum(p.questions for p in pending)
+    input_tokens = questions = 0
+    for passage in passages:
+        messages = build_messages(passage.text)
+        if not session.cache.path(session.key(messages, 0, 0)).exists():
+            questions += passage.questions
+            input_tokens += estimate_tokens(_request_text(messages)) * passage.questions
     log.info(
-        "generate: %d questions over %d passages; %d to ask %s %s",
+        "generate: %d questions over %d passages, %d not in the cache yet (%s %s)",
         sum(p.questions for p in passages),
         len(passages),
         questions,
@@ -247,13 +248,11 @@ def _announce(session: _Session, passages: list[Passage], price: Price | None) -
     )
     if not questions or session.provider.name == "local":
         return
-    input_tokens = sum(
-        estimate_tokens(_request_text(build_messages(p.text))) * p.questions for p in pending
-    )
     output_tokens = questions * TYPICAL_ANSWER_TOKENS
+    limit = session.params.max_usd
     cost = (
-        f"about ${cost_usd(price, input_tokens, output_tokens):.4f} (generate.max_usd: "
-        f"{'none' if session.params.max_usd is None else f'${session.params.max_usd:.2f}'})"
+        f"about ${cost_usd(price, input_tokens, output_tokens):.4f} "
+        f"(generate.max_usd: {'none' if limit is None else f'${limit:g}'})"
         if price
         else "cost unknown (no price: set generate.prices to track it)"
     )
@@ -267,7 +266,12 @@ def _announce(session: _Session, passages: list[Passage], price: Price | None) -
 
 def _ask_all(session: _Session, passages: list[Passage], progress: bool) -> list[list[_Outcome]]:
     # the local model runs one request at a time; more threads would only queue on it
-    workers = 1 if session.provider.name == "local" else session.params.concurrency
+    limit = (
+        1
+        if session.provider.name == "local"
+        else getattr(session.provider, "max_concurrency", None)
+    )
+    workers = min(session.params.concurrency, limit or session.params.concurrency)
     outcomes: list[list[_Outcome] | None] = [None] * len(passages)
     bar = tqdm(
         total=sum(p.questions for p in passages),
@@ -337,6 +341,5 @@ def _collect(
                 rejects.append(
                     reject_row(passage, question_index, outcome.reasons, outcome.answers, **labels)
                 )
-        stats.not_asked += passage.questions - len(outcomes[i])
     stats.questions_written = len(rows)
     return rows, rejects

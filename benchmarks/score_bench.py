@@ -1,0 +1,220 @@
+"""Scoring speed and memory: our blocked top-k + metrics against a per-question argsort loop.
+
+Issue target, at 100,000 chunks x 10,000 questions x 384 dimensions (random unit vectors, one
+relevant chunk per question), all in one process:
+- at least 20x faster than the loop `scores = chunks @ q; order = np.argsort(-scores)` per
+  question (timed on a sample of questions, extrapolated to all of them);
+- within 1.5x of one bare matrix multiply of the same shapes (the faster of numpy and torch);
+- peak memory under 2 GiB.
+
+Memory is the process's peak resident set (VmHWM, reset just before our scoring through
+/proc/self/clear_refs), so it counts the interpreter, numpy/torch and the input vectors too;
+the table also shows the increase over the resident set before scoring. Our scoring runs
+before the bare multiply, whose 4 GB result would otherwise own the peak.
+
+Run: PYTHONPATH=src python benchmarks/score_bench.py [--chunks N --questions N --dim N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy import sparse
+
+from goldenset.metrics import evaluate, mean_metrics
+from goldenset.retrieval import DenseScores, block_rows_for, top_k
+
+GIB = 2**30
+TARGET_LOOP_SPEEDUP = 20.0
+TARGET_MATMUL_RATIO = 1.5
+TARGET_PEAK_BYTES = 2 * GIB
+
+
+def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    vectors = rng.standard_normal((n, dim), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors
+
+
+def make_data(n_chunks: int, n_questions: int, dim: int, seed: int):
+    """Random unit chunks; each question leans towards its one relevant chunk, so ranks vary."""
+    rng = np.random.default_rng(seed)
+    chunks = unit_rows(rng, n_chunks, dim)
+    relevant = rng.integers(0, n_chunks, n_questions)
+    questions = unit_rows(rng, n_questions, dim)
+    for start in range(0, n_questions, 4096):  # in slices, to keep the setup's peak small
+        part = slice(start, start + 4096)
+        questions[part] += 0.25 * chunks[relevant[part]]
+    questions /= np.linalg.norm(questions, axis=1, keepdims=True)
+    return chunks, questions, relevant
+
+
+def memory_status() -> dict[str, int]:
+    """VmRSS and VmHWM of this process, in bytes."""
+    values = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            values[name] = int(rest.split()[0]) * 1024
+    return values
+
+
+def reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def our_scoring(chunks, questions, relevant, k, ks):
+    qrels = sparse.csr_array(
+        (np.ones(len(relevant)), (np.arange(len(relevant)), relevant)),
+        shape=(len(questions), len(chunks)),
+    )
+    best = top_k(DenseScores(questions, chunks), k)
+    per_query = evaluate(best.indices, qrels, ks)
+    return per_query, mean_metrics(per_query)
+
+
+def article_loop(chunks, questions, relevant) -> np.ndarray:
+    ranks = np.empty(len(questions), dtype=np.int64)
+    for row, question in enumerate(questions):
+        scores = chunks @ question
+        order = np.argsort(-scores)
+        ranks[row] = np.flatnonzero(order == relevant[row])[0] + 1
+    return ranks
+
+
+def timed(function, *args):
+    """(wall seconds, process CPU seconds, result)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = function(*args)
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def bare_numpy(questions, chunks) -> tuple[float, float]:
+    wall, cpu, scores = timed(np.matmul, questions, chunks.T)
+    del scores
+    return wall, cpu
+
+
+def bare_torch(questions, chunks) -> tuple[float, float]:
+    wall, cpu, scores = timed(torch.mm, torch.from_numpy(questions), torch.from_numpy(chunks).T)
+    del scores
+    return wall, cpu
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "FAIL"
+
+
+def best(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The run with the least wall time: the one least disturbed by other processes."""
+    return min(runs)
+
+
+def measure(args, chunks, questions, relevant, ks) -> dict:
+    """Every timing, best of --repeat rounds; each round runs the four in the same order."""
+    sample = min(args.loop_sample, args.questions)
+    times: dict[str, list[tuple[float, float]]] = {"ours": [], "loop": [], "numpy": [], "torch": []}
+    peak, rss_before = 0, 0
+    for _ in range(args.repeat):
+        rss_before = memory_status()["VmRSS"]
+        peak_was_reset = reset_peak()
+        wall, cpu, (per_query, means) = timed(our_scoring, chunks, questions, relevant, args.k, ks)
+        times["ours"].append((wall, cpu))
+        if peak_was_reset:
+            peak = max(peak, memory_status()["VmHWM"])
+        else:  # the whole life of the process, setup included
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        wall, cpu, ranks = timed(article_loop, chunks, questions[:sample], relevant[:sample])
+        scale = args.questions / sample
+        times["loop"].append((wall * scale, cpu * scale))
+        times["numpy"].append(bare_numpy(questions, chunks))
+        times["torch"].append(bare_torch(questions, chunks))
+    # Cross-check: the loop's ranks give the same reciprocal ranks (0 beyond k) as ours.
+    loop_rr = np.where(ranks <= args.k, 1.0 / ranks, 0.0)
+    agree = int(np.sum(np.isclose(loop_rr, per_query["mrr"][:sample])))
+    return {
+        "times": {name: best(runs) for name, runs in times.items()},
+        "peak": peak,
+        "peak_was_reset": peak_was_reset,
+        "rss_before": rss_before,
+        "means": means,
+        "agree": agree,
+        "sample": sample,
+    }
+
+
+def report(result: dict) -> None:
+    times = result["times"]
+    ours, loop = times["ours"][0], times["loop"][0]
+    bare = min(times["numpy"][0], times["torch"][0])
+    peak = result["peak"]
+    means = result["means"]
+    print("ours, all questions: " + ", ".join(f"{n}={v:.4f}" for n, v in means.items()))
+    print(f"reciprocal ranks equal to the loop's on {result['agree']}/{result['sample']} questions")
+    print()
+    rows = [
+        ("our scoring (top-k + metrics)", times["ours"], "", ""),
+        (
+            f"argsort loop ({result['sample']} q, extrapolated)",
+            times["loop"],
+            f"{loop / ours:6.1f}x faster",
+            f">= {TARGET_LOOP_SPEEDUP:.0f}x  " + verdict(loop / ours >= TARGET_LOOP_SPEEDUP),
+        ),
+        ("bare multiply, numpy", times["numpy"], f"{ours / times['numpy'][0]:6.2f}x of it", ""),
+        ("bare multiply, torch", times["torch"], f"{ours / times['torch'][0]:6.2f}x of it", ""),
+        (
+            "ours vs the faster bare multiply",
+            None,
+            f"{ours / bare:6.2f}x",
+            f"<= {TARGET_MATMUL_RATIO}x  " + verdict(ours / bare <= TARGET_MATMUL_RATIO),
+        ),
+    ]
+    print(f"{'measure':<40} {'wall s':>8} {'CPU s':>8}  {'ratio (wall)':<15} target")
+    for name, seconds, ratio, target in rows:
+        wall, cpu = (f"{seconds[0]:8.2f}", f"{seconds[1]:8.2f}") if seconds else ("", "")
+        print(f"{name:<40} {wall:>8} {cpu:>8}  {ratio:<15} {target}")
+    print(
+        f"{'peak RSS of the process, our scoring':<40} {peak / GIB:8.2f} GiB{'':11}"
+        f"< 2 GiB  {verdict(peak < TARGET_PEAK_BYTES)}"
+    )
+    print(f"{'  of which added by our scoring':<40} {(peak - result['rss_before']) / GIB:8.2f} GiB")
+    if not result["peak_was_reset"]:
+        print("(peak from ru_maxrss: /proc/self/clear_refs was not writable; it includes setup)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--questions", type=int, default=10_000)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--k", type=int, default=100, help="results kept per question")
+    parser.add_argument("--loop-sample", type=int, default=300, help="questions timed in the loop")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds; the best of each is shown")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    ks = sorted({k for k in (1, 3, 5, 10, args.k) if k <= args.k})
+
+    print(
+        f"{args.chunks:,} chunks x {args.questions:,} questions x {args.dim} dims, k={args.k}; "
+        f"{os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
+        f"block {block_rows_for(args.chunks)} rows; load average {os.getloadavg()[0]:.2f}"
+    )
+    chunks, questions, relevant = make_data(args.chunks, args.questions, args.dim, args.seed)
+    # Warm up thread pools and code paths on a few questions, outside the measurement.
+    our_scoring(chunks, questions[:64], relevant[:64], args.k, ks)
+    report(measure(args, chunks, questions, relevant, ks))
+    print(f"load average at the end {os.getloadavg()[0]:.2f} (other processes skew wall times)")
+
+
+if __name__ == "__main__":
+    main()

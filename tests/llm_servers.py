@@ -1,0 +1,414 @@
+"""A loopback LLM server that speaks the Anthropic Messages API and OpenAI chat completions.
+
+The real `anthropic` and `openai` SDKs talk to it over HTTP, so tests exercise their real retry,
+timeout and error handling. A test scripts what the server does next (a 429 with retry-after, a
+500, a 529 overloaded_error, a stall, a malformed reply) and reads back what it was asked: every
+request is logged with a hash of its prompt, so tests can prove "nothing paid twice" and "resume
+asks only for what is missing". The benchmark (benchmarks/generate_bench.py) reuses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import select
+import socket
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ANTHROPIC_PATH = "/v1/messages"
+OPENAI_PATH = "/v1/chat/completions"
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Answer with an HTTP error; retry_after (seconds) becomes a `retry-after` header."""
+
+    status: int
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Wait this long before answering normally (a client with a shorter timeout gives up)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Answer 200 with exactly this text; truncated marks it as stopped at max_tokens."""
+
+    text: str
+    truncated: bool = False
+
+
+Action = Fault | Stall | Reply
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One request the server received."""
+
+    time: float
+    api: str  # "anthropic" | "openai"
+    prompt: str  # hash of the system prompt and messages: equal prompts, equal hashes
+    passage: str
+    status: int
+    retry_count: int  # the SDK's x-stainless-retry-count: 0 for a first try
+    delivered: bool  # False when the client had hung up (timed out) before the answer
+    last_turn: str  # the text of the last message: the passage, or a correction on a retry
+
+
+_PASSAGE = re.compile(r"<passage>\n?(.*?)\n?</passage>", re.DOTALL)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_ASKED_LINE = re.compile(r"^- ", re.MULTILINE)
+
+_ANTHROPIC_ERRORS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def question_for(passage: str, asked_before: int = 0) -> tuple[str, str]:
+    """A valid (question, evidence) pair for a passage: its n-th sentence as evidence, and a
+    question built from that sentence's two longest words (never an 8-word copy)."""
+    sentences = [s for s in _SENTENCE_BREAK.split(passage.strip()) if s]
+    evidence = sentences[min(asked_before, len(sentences) - 1)]
+    words = sorted(
+        {w.lower() for w in re.findall(r"[A-Za-z]{4,}", evidence)}, key=lambda w: (-len(w), w)
+    )
+    words = (words + ["this", "topic"])[:2]
+    return f"What should I know about {words[0]} and {words[1]}?", evidence
+
+
+def valid_answer(passage: str, request_text: str) -> str:
+    """The default behaviour: a JSON answer that passes validation."""
+    last_user_turn = request_text.rsplit("<passage>", 1)[-1]
+    question, evidence = question_for(passage, len(_ASKED_LINE.findall(last_user_turn)))
+    return json.dumps({"question": question, "evidence": evidence})
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(block.get("text", "") for block in content if isinstance(block, dict))
+    return ""
+
+
+class LoopbackLLM:
+    """Both APIs on 127.0.0.1 (a free port), served from a background thread; a context manager.
+
+    latency: seconds every answer takes. api_key: the key clients must send (None: any).
+    models: model names it serves (None: any). answer(passage, request_text) -> reply text.
+    """
+
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        api_key: str | None = "test-key",
+        models: set[str] | None = None,
+        answer: Callable[[str, str], str] = valid_answer,
+    ) -> None:
+        self.latency = latency
+        self.api_key = api_key
+        self.models = models
+        self.answer = answer
+        self.hits: list[Hit] = []
+        self.received = 0  # counted on arrival, before any answer (for polling mid-run)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queue: deque[Action] = deque()
+        self._per_passage: list[tuple[str, deque[Action]]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    # -- lifecycle
+    def __enter__(self) -> LoopbackLLM:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        """Base URL for the anthropic SDK (it appends /v1/messages)."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def openai_url(self) -> str:
+        """Base URL for the openai SDK (it appends /chat/completions)."""
+        return self.url + "/v1"
+
+    # -- scripting
+    def script(self, *actions: Action) -> None:
+        """What the next requests get, in order, whatever they ask."""
+        with self._lock:
+            self._queue.extend(actions)
+
+    def script_for(self, passage_part: str, *actions: Action) -> None:
+        """What the next requests about a passage containing `passage_part` get, in order."""
+        with self._lock:
+            self._per_passage.append((passage_part, deque(actions)))
+
+    def _next_action(self, passage: str) -> Action | None:
+        with self._lock:
+            for part, queue in self._per_passage:
+                if part in passage and queue:
+                    return queue.popleft()
+            return self._queue.popleft() if self._queue else None
+
+    # -- what was asked
+    @property
+    def requests(self) -> int:
+        return len(self.hits)
+
+    def answered(self) -> Counter:
+        """Answers (200) delivered, per prompt hash: what a paid API would have billed."""
+        with self._lock:
+            return Counter(hit.prompt for hit in self.hits if hit.status == 200 and hit.delivered)
+
+    def by_prompt(self) -> Counter:
+        with self._lock:
+            return Counter(hit.prompt for hit in self.hits)
+
+    def _record(self, hit: Hit) -> None:
+        with self._lock:
+            self.hits.append(hit)
+
+    # -- HTTP
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # headers and body go out in separate writes: without this, Nagle's algorithm and
+            # the client's delayed ACK add ~40 ms to every answer
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: object) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path == ANTHROPIC_PATH:
+                    server._serve(self, "anthropic", body)
+                elif self.path == OPENAI_PATH:
+                    server._serve(self, "openai", body)
+                else:
+                    _send(self, 404, {"error": {"message": f"no route {self.path}"}})
+
+        return Handler
+
+    def _serve(self, handler: BaseHTTPRequestHandler, api: str, body: dict) -> None:
+        system, messages = self._prompt_of(api, body)
+        request_text = system + "\n".join(_text_of(m.get("content")) for m in messages)
+        passages = _PASSAGE.findall(_text_of(messages[-1].get("content")) if messages else "")
+        passages = passages or _PASSAGE.findall(request_text)
+        passage = passages[-1] if passages else ""
+        prompt = hashlib.sha256(json.dumps([system, messages], sort_keys=True).encode()).hexdigest()
+        retry_count = int(handler.headers.get("x-stainless-retry-count", 0) or 0)
+
+        last_turn = _text_of(messages[-1].get("content")) if messages else ""
+        with self._lock:
+            self.received += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            status, payload, headers = self._respond(handler, api, body, passage, request_text)
+            if status == 200:
+                time.sleep(self.latency)
+            delivered = _send(handler, status, payload, headers)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+        hit = Hit(time.monotonic(), api, prompt, passage, status, retry_count, delivered, last_turn)
+        self._record(hit)
+
+    def _respond(
+        self, handler: BaseHTTPRequestHandler, api: str, body: dict, passage: str, request_text: str
+    ) -> tuple[int, dict, dict]:
+        if self.api_key is not None and self._key_of(handler, api) != self.api_key:
+            return _error(api, 401, "invalid x-api-key")
+        model = body.get("model", "")
+        if self.models is not None and model not in self.models:
+            return _error(api, 404, f"model: {model}")
+        action = self._next_action(passage)
+        if isinstance(action, Fault):
+            return _error(api, action.status, "injected fault", action.retry_after)
+        if isinstance(action, Stall):
+            time.sleep(action.seconds)
+        reply = action if isinstance(action, Reply) else Reply(self.answer(passage, request_text))
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 4096
+        text, truncated = reply.text, reply.truncated
+        if len(text) > max_tokens * CHARS_PER_TOKEN:
+            text, truncated = text[: max_tokens * CHARS_PER_TOKEN], True
+        usage = (len(request_text) // CHARS_PER_TOKEN + 1, len(text) // CHARS_PER_TOKEN + 1)
+        return 200, _success(api, model, text, truncated, usage), {}
+
+    @staticmethod
+    def _prompt_of(api: str, body: dict) -> tuple[str, list[dict]]:
+        messages = list(body.get("messages", []))
+        if api == "anthropic":
+            return _text_of(body.get("system", "")), messages
+        system = "".join(_text_of(m.get("content")) for m in messages if m.get("role") == "system")
+        return system, [m for m in messages if m.get("role") != "system"]
+
+    @staticmethod
+    def _key_of(handler: BaseHTTPRequestHandler, api: str) -> str | None:
+        bearer = handler.headers.get("authorization", "")
+        if bearer.lower().startswith("bearer "):
+            return bearer[7:]
+        return handler.headers.get("x-api-key") if api == "anthropic" else None
+
+
+def _success(api: str, model: str, text: str, truncated: bool, usage: tuple[int, int]) -> dict:
+    if api == "anthropic":
+        return {
+            "id": "msg_loopback",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "max_tokens" if truncated else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        }
+    return {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "length" if truncated else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1],
+        },
+    }
+
+
+def _error(
+    api: str, status: int, message: str, retry_after: float | None = None
+) -> tuple[int, dict, dict]:
+    headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
+    if api == "anthropic":
+        kind = _ANTHROPIC_ERRORS.get(status, "api_error")
+        return status, {"type": "error", "error": {"type": kind, "message": message}}, headers
+    code = "model_not_found" if status == 404 else None
+    return (
+        status,
+        {"error": {"message": message, "type": "error", "param": None, "code": code}},
+        headers,
+    )
+
+
+def _send(
+    handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None
+) -> bool:
+    data = json.dumps(payload).encode("utf-8")
+    if _peer_gone(handler.connection):
+        return False  # the client gave up (timed out) before the answer came
+    try:
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+        handler.wfile.flush()
+        return True
+    except OSError:
+        return False  # the client gave up (timeout) before the answer came
+
+
+def _peer_gone(connection: socket.socket) -> bool:
+    """True when the client closed the connection (a write could still seem to succeed)."""
+    readable, _, _ = select.select([connection], [], [], 0)
+    if not readable:
+        return False
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "ti",
+    "vo",
+    "be",
+    "da",
+    "fi",
+    "gu",
+    "ho",
+    "ja",
+    "ke",
+    "li",
+    "mo",
+    "nu",
+    "pe",
+    "qui",
+    "ra",
+    "se",
+    "to",
+    "ve",
+    "wu",
+    "xa",
+    "yo",
+    "ze",
+]
+
+
+def make_documents(count: int, sentences: int = 6, seed: int = 0) -> list[tuple[str, str]]:
+    """(doc_id, text) pairs of made-up prose: every sentence has its own long words, so questions
+    built by `question_for` differ from sentence to sentence."""
+    import random
+
+    rng = random.Random(seed)
+
+    def word(low: int, high: int) -> str:
+        return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(low, high)))
+
+    documents = []
+    for index in range(count):
+        text = " ".join(
+            " ".join([word(1, 2).capitalize()] + [word(1, 5) for _ in range(rng.randint(8, 14))])
+            + "."
+            for _ in range(sentences)
+        )
+        documents.append((f"doc-{index:04d}", text))
+    return documents

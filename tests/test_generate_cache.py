@@ -1,0 +1,131 @@
+"""Answer cache, question ids, prices and the budget: the parts that make generation pay once."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from goldenset.generation.cache import AnswerCache, answer_key
+from goldenset.generation.passages import Passage
+from goldenset.generation.pricing import Budget, cost_usd, price_for
+from goldenset.generation.providers import Completion
+from goldenset.generation.records import make_qid
+from goldenset.params import Price
+
+IDENTITY = {"provider": "anthropic", "model": "claude-haiku-4-5", "max_tokens": 400}
+MESSAGES = [{"role": "user", "content": "<passage>\nText.\n</passage>"}]
+
+
+def key(**changes):
+    settings = dict(identity=IDENTITY, prompt_sha="p1", system="S", messages=MESSAGES)
+    settings.update(changes)
+    index = settings.pop("question_index", 0)
+    attempt = settings.pop("attempt", 0)
+    return answer_key(**settings, question_index=index, attempt=attempt)
+
+
+def test_key_changes_with_everything_that_shapes_the_answer():
+    base = key()
+    variants = [
+        key(identity={**IDENTITY, "model": "claude-sonnet-4-5"}),
+        key(identity={**IDENTITY, "max_tokens": 800}),
+        key(prompt_sha="p2"),
+        key(system="S2"),
+        key(messages=[{"role": "user", "content": "<passage>\nOther.\n</passage>"}]),
+        key(question_index=1),
+        key(attempt=1),
+    ]
+    assert len({base, *variants}) == len(variants) + 1
+    assert base == key()
+
+
+def test_cache_round_trip_is_sharded_json(tmp_path):
+    cache = AnswerCache(tmp_path / "llm")
+    completion = Completion('{"question": "Q?"}', 120, 30, truncated=False)
+    assert cache.get(key()) is None
+    cache.put(key(), completion, provider="anthropic", model="claude-haiku-4-5")
+    path = tmp_path / "llm" / key()[:2] / f"{key()}.json"
+    assert json.loads(path.read_text())["model"] == "claude-haiku-4-5"
+    assert cache.get(key()) == completion
+    assert len(cache) == 1
+    assert list(path.parent.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_unreadable_cache_file_is_a_miss(tmp_path):
+    cache = AnswerCache(tmp_path)
+    cache.path(key()).parent.mkdir(parents=True)
+    cache.path(key()).write_text("{not json")
+    assert cache.get(key()) is None
+
+
+def test_concurrent_writers_never_leave_half_a_file(tmp_path):
+    cache = AnswerCache(tmp_path)
+    texts = [("x" * 50_000) + str(i) for i in range(8)]
+
+    def write(text):
+        for _ in range(20):
+            cache.put(key(), Completion(text, 1, 1, False), provider="p", model="m")
+
+    threads = [threading.Thread(target=write, args=(t,)) for t in texts]
+    for thread in threads:
+        thread.start()
+    seen = set()
+    while any(t.is_alive() for t in threads):
+        got = cache.get(key())
+        if got is not None:
+            seen.add(got.text)
+    for thread in threads:
+        thread.join()
+    assert seen <= set(texts)
+    assert cache.get(key()).text in texts
+
+
+PASSAGE = Passage("doc-1", 10, 60, "x" * 50, 1)
+
+
+def test_qid_is_stable_and_never_a_chunk_or_document_id():
+    qid = make_qid(PASSAGE, 0, "Why?", prompt_sha="p", identity=IDENTITY)
+    assert qid == make_qid(PASSAGE, 0, "Why?", prompt_sha="p", identity=IDENTITY)
+    assert qid.startswith("gs-") and "#" not in qid
+    assert qid != make_qid(PASSAGE, 1, "Why?", prompt_sha="p", identity=IDENTITY)
+    salted = make_qid(PASSAGE, 0, "Why?", prompt_sha="p", identity=IDENTITY, taken={qid})
+    assert salted != qid and salted.startswith("gs-")
+
+
+def test_prices_match_dated_model_ids_and_overrides_win():
+    assert price_for("claude-haiku-4-5-20251001") == Price(input=1.0, output=5.0)
+    assert price_for("claude-sonnet-4-5") == Price(input=3.0, output=15.0)
+    assert price_for("claude-opus-4-1") == Price(input=15.0, output=75.0)
+    assert price_for("my-model") is None
+    override = {"claude-haiku-4-5": Price(input=2.0, output=4.0)}
+    assert price_for("claude-haiku-4-5", override) == Price(input=2.0, output=4.0)
+    assert cost_usd(Price(input=1.0, output=5.0), 1_000_000, 200_000) == 2.0
+
+
+def test_budget_waits_for_requests_in_flight_then_refuses():
+    budget = Budget(0.01, Price(input=1.0, output=5.0))
+    held = [budget.reserve(1000, 400) for _ in range(3)]  # worst case 0.003 each
+    assert None not in held
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(budget.reserve(1000, 400)))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive()  # 4 x 0.003 could pass 0.01: wait for what is in flight
+    budget.settle(held[0], 1000, 100)  # 0.0015 spent + 2 x 0.003 booked + 0.003 > 0.01
+    waiter.join(0.2)
+    assert waiter.is_alive()
+    budget.settle(held[1], 1000, 100)  # 0.003 spent + 0.003 booked + 0.003 fits
+    waiter.join(2)
+    assert got and got[0] is not None
+    budget.settle(held[2], 1000, 100)
+    budget.settle(got[0], 1000, 100)
+    last = budget.reserve(1000, 400)  # 0.006 spent + 0.003
+    budget.settle(last, 1000, 400)  # 0.009 spent
+    assert budget.reserve(1000, 400) is None  # nothing in flight: it would pass the limit
+    assert budget.snapshot().requests == 5
+    assert round(budget.snapshot().usd, 6) == 0.009
+
+
+def test_budget_without_price_or_limit_never_refuses():
+    assert Budget(None, Price(input=1.0, output=5.0)).reserve(10**9, 10**6) is not None
+    assert Budget(1.0, None).reserve(10**9, 10**6) is not None

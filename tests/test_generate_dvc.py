@@ -1,0 +1,66 @@
+"""The generate stage under the real dvc CLI: `dvc repro --force` keeps the persisted answer cache
+and asks the LLM nothing; the cache and both outputs are recorded in dvc.lock."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.llm_servers import LoopbackLLM
+from tests.test_generate_stage import make_project
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+def run(args: list[str], cwd: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env["PYTHONPATH"] = str(cwd / "src")
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout + result.stderr
+
+
+def test_dvc_repro_force_asks_nothing_and_tracks_the_cache(tmp_path):
+    with LoopbackLLM(api_key=None) as server:
+        generate = {
+            "provider": "openai",
+            "model": "loopback-model",
+            "max_questions": 6,
+            "openai": {"base_url": server.openai_url},
+        }
+        project = make_project(tmp_path, generate)
+        params = yaml.safe_load((ROOT / "params.yaml").read_text())
+        params["generate"].update(generate)
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        shutil.copy(ROOT / "dvc.yaml", project / "dvc.yaml")
+        for folder in ("stages", "src"):
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(ROOT / folder, project / folder, ignore=ignore)
+        run(["git", "init", "-q"], project)
+        run(["dvc", "init", "-q"], project)
+        run(["dvc", "config", "core.analytics", "false"], project)
+
+        first = run(["dvc", "repro", "--single-item", "generate"], project)
+        assert "Running stage 'generate'" in first
+        assert server.requests == 6
+        lock = yaml.safe_load((project / "dvc.lock").read_text())["stages"]["generate"]
+        assert {out["path"] for out in lock["outs"]} == {
+            "data/goldenset.jsonl",
+            "data/goldenset.rejects.jsonl",
+            "cache/llm",
+        }
+        cache_entry = next(out for out in lock["outs"] if out["path"] == "cache/llm")
+        assert cache_entry["nfiles"] == 6
+
+        again = run(["dvc", "repro", "--force", "--single-item", "generate"], project)
+        assert "Running stage 'generate'" in again
+        assert "6 answers from cache, 0 LLM requests" in again
+        assert server.requests == 6

@@ -1,0 +1,77 @@
+"""Which passages are asked about: their own segmentation, a seeded sample spread over documents."""
+
+from __future__ import annotations
+
+import pytest
+
+from goldenset.errors import GoldensetError
+from goldenset.generation.passages import document_passages, sample_passages
+from tests.llm_servers import make_documents
+
+
+def sample(documents, **overrides):
+    settings = dict(
+        max_questions=10, questions_per_passage=1, passage_size=700, min_chars=200, seed=0
+    )
+    settings.update(overrides)
+    return sample_passages(documents, **settings)
+
+
+def test_passages_are_whole_sentences_within_the_size():
+    ((_, text),) = make_documents(1, sentences=30)
+    spans = document_passages(text, 500, 100)
+    assert len(spans) > 3
+    for start, end in spans:
+        assert end - start <= 500
+        assert text[start:end].endswith(".")
+        assert start == 0 or text[start - 2 : start] == ". "
+
+
+def test_short_passages_are_skipped():
+    text = "Tiny one. " + "A much longer sentence that goes on for a good while here. " * 3
+    assert document_passages(text.strip(), 1000, 500) == []
+    assert document_passages(text.strip(), 1000, 50) == [(0, len(text.strip()))]
+
+
+def test_sample_spreads_over_documents_before_taking_seconds():
+    documents = make_documents(6, sentences=24)
+    chosen = sample(documents, max_questions=6)
+    assert sorted(p.doc_id for p in chosen) == sorted(doc_id for doc_id, _ in documents)
+    more = sample(documents, max_questions=9)
+    assert [p.doc_id for p in more[:6]] == [p.doc_id for p in chosen]  # a larger sample extends it
+
+
+def test_sample_is_seeded_and_passage_text_matches_document():
+    documents = make_documents(8, sentences=24)
+    texts = dict(documents)
+    first = sample(documents)
+    assert first == sample(documents)
+    assert first != sample(documents, seed=1)
+    for passage in first:
+        assert texts[passage.doc_id][passage.start : passage.end] == passage.text
+
+
+def test_adding_a_document_keeps_the_other_choices():
+    documents = make_documents(30, sentences=12)
+    before = {(p.doc_id, p.start) for p in sample(documents[:29], max_questions=40)}
+    after = {(p.doc_id, p.start) for p in sample(documents, max_questions=40)}
+    # one more document takes at most one slot per round-robin depth
+    assert len(before - after) <= 2
+
+
+def test_questions_add_up_to_max_questions():
+    documents = make_documents(5, sentences=24)
+    chosen = sample(documents, max_questions=7, questions_per_passage=3)
+    assert [p.questions for p in chosen] == [3, 3, 1]
+    assert sample(documents, max_questions=0) == []
+
+
+def test_fewer_passages_than_asked_for_is_fine():
+    chosen = sample(make_documents(2, sentences=5), max_questions=50)
+    assert len(chosen) == 2
+
+
+def test_duplicate_doc_ids_are_a_clear_error():
+    ((doc_id, text),) = make_documents(1)
+    with pytest.raises(GoldensetError, match="appears twice"):
+        sample([(doc_id, text), (doc_id, text)])

@@ -1,0 +1,154 @@
+"""stages/generate.py as DVC runs it: a subprocess in a project folder, against the loopback
+server; `kill -9` in the middle of a run, then a resume that asks only for what is missing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from goldenset.generation.cache import AnswerCache
+from goldenset.generation.openai_provider import OpenAIProvider
+from goldenset.generation.runner import run_generation
+from goldenset.params import GenerateParams
+from tests.llm_servers import LoopbackLLM, make_documents
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = "test-key"
+DOCUMENTS = make_documents(8, sentences=20)
+
+
+def make_project(tmp_path: Path, generate: dict) -> Path:
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    frame = pd.DataFrame(
+        {
+            "doc_id": [doc_id for doc_id, _ in DOCUMENTS],
+            "source": [f"{doc_id}.txt" for doc_id, _ in DOCUMENTS],
+            "title": [doc_id for doc_id, _ in DOCUMENTS],
+            "text": [text for _, text in DOCUMENTS],
+            "sha256": [hashlib.sha256(text.encode()).hexdigest() for _, text in DOCUMENTS],
+        }
+    )
+    frame.to_parquet(project / "data" / "documents.parquet")
+    (project / "params.yaml").write_text(yaml.safe_dump({"generate": generate}))
+    return project
+
+
+def stage_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    env.update(extra)
+    return env
+
+
+def command() -> list[str]:
+    return [sys.executable, str(ROOT / "stages" / "generate.py")]
+
+
+def run(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command(), cwd=project, env=env, capture_output=True, text=True, timeout=180
+    )
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_stage_writes_both_outputs_and_a_summary(tmp_path):
+    with LoopbackLLM(api_key=None) as server:
+        generate = {
+            "provider": "openai",
+            "model": "loopback-model",
+            "max_questions": 8,
+            "concurrency": 4,
+            "openai": {"base_url": server.openai_url},
+        }
+        project = make_project(tmp_path, generate)
+        first = run(project, stage_env())
+        assert first.returncode == 0, first.stderr
+        rows = read_jsonl(project / "data" / "goldenset.jsonl")
+        assert len(rows) == 8 and {row["provider"] for row in rows} == {"openai"}
+        assert (project / "data" / "goldenset.rejects.jsonl").read_text() == ""
+        assert "8 questions written, 0 rejected" in first.stderr
+        assert "HTTP Request" not in first.stderr
+        assert server.requests == 8
+
+
+def test_nothing_to_ask_writes_empty_outputs_without_a_client(tmp_path):
+    project = make_project(tmp_path, {"provider": "anthropic", "max_questions": 0})
+    result = run(project, stage_env())  # no ANTHROPIC_API_KEY: building a client would fail
+    assert result.returncode == 0, result.stderr
+    assert (project / "data" / "goldenset.jsonl").read_text() == ""
+    assert (project / "data" / "goldenset.rejects.jsonl").read_text() == ""
+    assert (project / "cache" / "llm").is_dir()
+
+
+def test_a_missing_key_is_one_line_without_traceback(tmp_path):
+    project = make_project(tmp_path, {"provider": "anthropic", "max_questions": 2})
+    result = run(project, stage_env())
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "ANTHROPIC_API_KEY" in last
+
+
+def test_kill_9_mid_run_then_resume_asks_only_for_what_is_missing(tmp_path):
+    questions, concurrency = 20, 2
+    with LoopbackLLM(latency=0.15) as server:
+        generate = {
+            "provider": "openai",
+            "model": "loopback-model",
+            "max_questions": questions,
+            "concurrency": concurrency,
+            "openai": {"base_url": server.openai_url},
+        }
+        project = make_project(tmp_path, generate)
+        env = stage_env(OPENAI_API_KEY=KEY)
+        victim = subprocess.Popen(
+            command(), cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 120
+        while server.received < 8 and time.monotonic() < deadline and victim.poll() is None:
+            time.sleep(0.01)
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        time.sleep(0.5)  # let the server finish answering requests nobody waits for any more
+
+        cache = AnswerCache(project / "cache" / "llm")
+        cached = len(cache)
+        assert 8 - concurrency <= cached < questions
+        assert not list((project / "cache" / "llm").glob("*/.*.tmp"))
+        assert not (project / "data" / "goldenset.jsonl").exists()
+        asked_before = server.received
+
+        resumed = run(project, env)
+        assert resumed.returncode == 0, resumed.stderr
+        assert server.received - asked_before == questions - cached
+        assert f"{cached} answers from cache, {questions - cached} LLM requests" in resumed.stderr
+        assert len(cache) == questions
+        # only the requests in flight at the kill were ever answered twice
+        assert sum(n - 1 for n in server.answered().values()) <= concurrency
+
+        golden = (project / "data" / "goldenset.jsonl").read_bytes()
+        asked_before = server.received
+        again = run(project, env)  # what `dvc repro --force` does
+        assert again.returncode == 0 and server.received == asked_before
+        assert f"{questions} answers from cache, 0 LLM requests" in again.stderr
+        assert (project / "data" / "goldenset.jsonl").read_bytes() == golden
+
+        # the resumed golden set is the one an uninterrupted run makes
+        params = GenerateParams(**generate, cache_dir=str(tmp_path / "fresh"))
+        provider = OpenAIProvider(params, api_key=KEY)
+        fresh = run_generation(DOCUMENTS, params, provider=provider, progress=False)
+        assert len(fresh.rows) == questions
+        assert read_jsonl(project / "data" / "goldenset.jsonl") == fresh.rows

@@ -1,0 +1,205 @@
+"""The local provider on the real default model (llama-cpp-python), and that model's assembly."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from goldenset.errors import GoldensetError
+from goldenset.generation.local_model import assemble_model, is_verified, model_cache_dir
+from goldenset.params import GenerateParams
+
+needs_llama_cpp = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None,
+    reason='llama-cpp-python is not installed (pip install -e ".[local]"); CI installs it',
+)
+
+SYSTEM = (
+    "You write one search question about a passage and quote the evidence that answers it. "
+    'Reply with JSON only: {"question": "...", "evidence": "..."}. The evidence is copied '
+    "word for word from the passage."
+)
+FEW_SHOT = [
+    {
+        "role": "user",
+        "content": "Passage:\nThe Eiffel Tower was completed in 1889 for the World's Fair "
+        "in Paris. It is 330 metres tall.",
+    },
+    {
+        "role": "assistant",
+        "content": '{"question": "When was the Eiffel Tower completed?", '
+        '"evidence": "The Eiffel Tower was completed in 1889 for the World\'s Fair in Paris."}',
+    },
+    {
+        "role": "user",
+        "content": "Passage:\nInsulin is a hormone made by the pancreas. "
+        "It lets cells take up glucose from the blood.",
+    },
+    {
+        "role": "assistant",
+        "content": '{"question": "What does insulin let cells do?", '
+        '"evidence": "It lets cells take up glucose from the blood."}',
+    },
+]
+PASSAGES = [
+    "Set retry_limit to 0 to disable retries. The default is 5 retries with exponential backoff.",
+    "The Amazon river discharges more water than any other river, about 209,000 cubic metres "
+    "per second.",
+    "Photosynthesis converts light energy into chemical energy stored in glucose.",
+]
+
+
+def _ask(provider, passage: str, *, system: str = SYSTEM, attempt: int = 0):
+    turn = {"role": "user", "content": f"Passage:\n{passage}"}
+    return provider.complete(system, [*FEW_SHOT, turn], attempt=attempt)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def provider():
+    from goldenset.generation.local import LocalProvider
+
+    local = LocalProvider(GenerateParams(max_tokens=120))
+    local.load()
+    yield local
+    local.close()
+
+
+@pytest.fixture(scope="module")
+def forward_answers(provider) -> list:
+    return [_ask(provider, passage) for passage in PASSAGES]
+
+
+@needs_llama_cpp
+def test_answers_are_json_with_evidence_quoted_from_the_passage(forward_answers):
+    for passage, answer in zip(PASSAGES, forward_answers, strict=True):
+        assert not answer.truncated, answer.text
+        parsed = json.loads(answer.text)
+        assert parsed["question"].strip().endswith("?"), parsed
+        assert _squash(parsed["evidence"]) in _squash(passage), parsed
+        assert answer.input_tokens > answer.output_tokens > 0
+
+
+@needs_llama_cpp
+def test_answers_do_not_depend_on_the_order_of_passages(provider, forward_answers):
+    backward = [_ask(provider, passage) for passage in reversed(PASSAGES)]
+    assert [a.text for a in reversed(backward)] == [a.text for a in forward_answers]
+
+
+@needs_llama_cpp
+def test_a_sampled_retry_is_reproducible(provider):
+    first = _ask(provider, PASSAGES[2], attempt=1)
+    assert _ask(provider, PASSAGES[2], attempt=1).text == first.text
+
+
+@needs_llama_cpp
+def test_identity_names_the_model_file_and_its_hash(provider):
+    identity = provider.identity()
+    assert identity["model"] == "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    assert identity["model_sha256"].startswith("cc324af0")
+    assert identity["max_tokens"] == 120
+
+
+@needs_llama_cpp
+@pytest.mark.parametrize("content", [None, b"not a model at all", b"GGUF" + b"\0" * 64])
+def test_a_bad_model_path_names_the_param(tmp_path: Path, content: bytes | None):
+    from goldenset.generation.local import LocalProvider
+
+    path = tmp_path / "model.gguf"
+    if content is not None:
+        path.write_bytes(content)
+    params = GenerateParams.model_validate({"local": {"model_path": str(path)}})
+    with pytest.raises(GoldensetError, match=r"generate\.local\.model_path"):
+        LocalProvider(params).load()
+
+
+def test_missing_llama_cpp_says_which_extra_to_install(monkeypatch):
+    from goldenset.generation.local import LocalProvider
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what `import` sees when it is absent
+    with pytest.raises(GoldensetError, match=r'pip install -e "\.\[local\]"'):
+        LocalProvider(GenerateParams())
+
+
+def _parts(folder: Path, contents: list[bytes]) -> list[Path]:
+    paths = []
+    for number, content in enumerate(contents, start=1):
+        path = folder / f"part{number:02d}.bin"
+        path.write_bytes(content)
+        paths.append(path)
+    return paths
+
+
+def test_assembly_concatenates_parts_in_order_and_verifies_once(tmp_path: Path):
+    contents = [b"alpha-", b"beta-", b"gamma"]
+    whole = b"".join(contents)
+    parts = _parts(tmp_path, contents)
+    target = tmp_path / "cache" / "model.gguf"
+    digest = hashlib.sha256(whole).hexdigest()
+
+    assert assemble_model(parts, target, sha256=digest, size=len(whole)) == target
+    assert target.read_bytes() == whole
+    assert is_verified(target, sha256=digest, size=len(whole))
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model.gguf", "model.gguf.verified"]
+
+    for part in parts:  # a verified model needs its parts no more
+        part.unlink()
+    assert assemble_model(parts, target, sha256=digest, size=len(whole)) == target
+
+
+def test_assembly_rejects_parts_with_the_wrong_hash_and_leaves_nothing(tmp_path: Path):
+    parts = _parts(tmp_path, [b"alpha-", b"beta-", b"gamma"])
+    target = tmp_path / "cache" / "model.gguf"
+    wrong = hashlib.sha256(b"something else").hexdigest()
+
+    with pytest.raises(GoldensetError, match="sha256"):
+        assemble_model(parts, target, sha256=wrong, size=16)
+    assert list(target.parent.iterdir()) == []
+
+
+def test_assembly_rejects_parts_of_the_wrong_total_size_before_reading_them(tmp_path: Path):
+    parts = _parts(tmp_path, [b"alpha-", b"beta-"])
+    target = tmp_path / "model.gguf"
+    with pytest.raises(GoldensetError, match="bytes, expected 17"):
+        assemble_model(parts, target, sha256=hashlib.sha256(b"x").hexdigest(), size=17)
+    assert not target.exists()
+
+
+def test_a_model_that_changed_size_since_verification_is_assembled_again(tmp_path: Path):
+    whole = b"alpha-beta-gamma"
+    parts = _parts(tmp_path, [b"alpha-", b"beta-gamma"])
+    target = tmp_path / "model.gguf"
+    digest = hashlib.sha256(whole).hexdigest()
+    assemble_model(parts, target, sha256=digest, size=len(whole))
+
+    target.write_bytes(whole[:5])  # e.g. a disk-full copy
+    assert not is_verified(target, sha256=digest, size=len(whole))
+    assemble_model(parts, target, sha256=digest, size=len(whole))
+    assert target.read_bytes() == whole
+
+
+def test_an_existing_unmarked_model_is_hashed_instead_of_reassembled(tmp_path: Path):
+    whole = b"copied in by hand"
+    target = tmp_path / "model.gguf"
+    target.write_bytes(whole)
+    digest = hashlib.sha256(whole).hexdigest()
+    missing_parts = [tmp_path / "absent.bin"]
+
+    assert assemble_model(missing_parts, target, sha256=digest, size=len(whole)) == target
+    assert is_verified(target, sha256=digest, size=len(whole))
+
+
+def test_model_cache_dir_prefers_the_explicit_folder(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("GOLDENSET_MODEL_DIR", raising=False)
+    assert model_cache_dir() == tmp_path / "xdg" / "goldenset" / "models"
+    monkeypatch.setenv("GOLDENSET_MODEL_DIR", str(tmp_path / "models"))
+    assert model_cache_dir() == tmp_path / "models"
