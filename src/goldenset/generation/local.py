@@ -120,13 +120,13 @@ class LocalProvider:
                 n_ctx=local.n_ctx,
                 n_threads=self._n_threads,
                 n_threads_batch=self._n_threads,
-                use_mmap=False,  # mmap keeps the file's pages too: 2.6 GB peak instead of 2.0
-                seed=self._params.seed % _SEED_SPACE,
+                use_mmap=False,  # with mmap the file's pages stay resident beside the weights
                 verbose=False,
             )
-        except ValueError as error:  # llama-cpp-python's "Failed to load model from file"
+        except ValueError:  # llama-cpp-python's "Failed to load model from file"
             raise GoldensetError(
-                f"generate.local.model_path: llama.cpp cannot load {self.model_path}: {error}"
+                f"generate.local.model_path: llama.cpp cannot load {self.model_path} "
+                "(a damaged GGUF file, or an architecture this llama-cpp-python does not know)"
             ) from None
         template = llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
         eos, bos = _token_text(llm, llm.token_eos()), _token_text(llm, llm.token_bos())
