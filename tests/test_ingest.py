@@ -5,9 +5,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +12,7 @@ import pytest
 
 from goldenset.errors import GoldensetError
 from goldenset.ingest import documents_frame, html_title_and_text, ingest, markdown_title, rst_title
+from tests.stages import assert_one_line_error, run_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -244,32 +242,11 @@ def test_scifact_corpus_ingests_every_abstract(scifact_dir):
 # --- the stage scripts, as DVC runs them ----------------------------------------------------
 
 
-def run_stage(name: str, workdir: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, str(ROOT / "stages" / f"{name}.py")],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def assert_one_line_error(process: subprocess.CompletedProcess, *fragments: str) -> None:
-    assert process.returncode == 1
-    assert "Traceback" not in process.stderr
-    lines = process.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), process.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
-
-
 def test_stages_write_identical_tables_on_every_run(docs_folder):
     workdir = docs_folder.parent
     (workdir / "params.yaml").write_text(
         "ingest:\n  path: docs\n  max_file_mb: 0.001\n"
-        "chunk:\n  strategy: sentences\n  size: 40\n  overlap: 10\n",
+        "chunk:\n  strategy: sentences\n  max_size: 40\n  overlap: 10\n",
         encoding="utf-8",
     )
     first = run_stage("ingest", workdir)
@@ -283,7 +260,7 @@ def test_stages_write_identical_tables_on_every_run(docs_folder):
 
     chunked = run_stage("chunk", workdir)
     assert chunked.returncode == 0, chunked.stderr
-    assert "chunks (strategy sentences, size 40, overlap 10)" in chunked.stderr
+    assert "chunks (strategy sentences, max_size 40, overlap 10)" in chunked.stderr
     docs = pd.read_parquet(documents).set_index("doc_id")
     chunks = pd.read_parquet(workdir / "data" / "chunks.parquet")
     assert set(chunks["doc_id"]) == set(docs.index)
@@ -296,7 +273,7 @@ def test_chunk_stage_with_the_embedding_models_tokenizer(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_text("one two three four five six seven", encoding="utf-8")
     (tmp_path / "params.yaml").write_text(
-        "ingest:\n  path: docs\nchunk:\n  strategy: tokens\n  size: 3\n  overlap: 1\n",
+        "ingest:\n  path: docs\nchunk:\n  strategy: tokens\n  max_size: 3\n  overlap: 1\n",
         encoding="utf-8",
     )
     assert run_stage("ingest", tmp_path).returncode == 0
@@ -319,5 +296,7 @@ def test_chunk_stage_errors_are_one_line(tmp_path):
     (tmp_path / "params.yaml").write_text("chunk:\n  strategy: sentences\n", encoding="utf-8")
     assert_one_line_error(run_stage("chunk", tmp_path), "data/documents.parquet", "ingest")
 
-    (tmp_path / "params.yaml").write_text("chunk:\n  size: 10\n  overlap: 10\n", encoding="utf-8")
+    (tmp_path / "params.yaml").write_text(
+        "chunk:\n  max_size: 10\n  overlap: 10\n", encoding="utf-8"
+    )
     assert_one_line_error(run_stage("chunk", tmp_path), "chunk.overlap")

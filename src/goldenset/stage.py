@@ -15,7 +15,10 @@ log = logging.getLogger("goldenset")
 
 def run_stage(main: Callable[[Params], None], params_path: str | Path = "params.yaml") -> None:
     """Run a stage with validated params; a GoldensetError becomes one stderr line and exit 1."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    log.setLevel(logging.INFO)
+    # "No modules.json found, initializing a new model" would precede our own error line
+    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
     try:
         main(load_params(params_path))
     except GoldensetError as error:
