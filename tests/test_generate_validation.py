@@ -177,3 +177,23 @@ def test_invalid_answer_detail_is_readable():
     with pytest.raises(InvalidAnswer) as caught:
         validate_answer("nope", PASSAGE)
     assert "JSON" in caught.value.detail and str(caught.value).startswith("not_json")
+
+
+def test_a_near_copy_of_a_passage_sentence_is_snapped_to_it():
+    passage = (
+        "The Hippo–YAP pathway is an emerging signalling cascade involved in the regulation "
+        "of stem cell activity and organ size. It is conserved from flies to mammals."
+    )
+    retyped = (
+        "The Hippo-YAP pathway is an emerging signaling cascade involved in regulation of "
+        "stem cell activity and organ size."
+    )
+    start, end = locate_evidence(retyped, passage)
+    assert passage[start:end] == passage.split(". ")[0] + "."
+
+
+def test_a_sentence_from_elsewhere_is_still_not_found():
+    passage = "The Hippo pathway controls organ size. It is conserved from flies to mammals."
+    with pytest.raises(InvalidAnswer) as error:
+        locate_evidence("Backups run every night at 02:00 UTC and are kept for 35 days.", passage)
+    assert error.value.code == "evidence_not_found"

@@ -35,6 +35,7 @@ def test_scifact_ndcg_at_10_matches_the_published_number(scifact_dir, tmp_path):
         project,
     )
     scores = json.loads((project / "metrics/scores.json").read_text())
+    print(f"SciFact test, all-MiniLM-L6-v2, whole abstracts: {scores['real']}")
     assert scores["real"]["dense"]["n_queries"] == 300
     assert scores["real"]["dense"]["ndcg@10"] == pytest.approx(PUBLISHED_NDCG_AT_10, abs=0.005)
     # one abstract per chunk: document and chunk rankings are the same ranking

@@ -28,7 +28,9 @@ def small_project(folder: Path, qrels_rows: list[str], ks: str = "[1, 3]") -> Pa
     (folder / "data/goldenset.jsonl").write_text("")
     queries = folder / "data/queries"
     (queries / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pear"}) + "\n")
-    (queries / "qrels.tsv").write_text("\n".join(["query-id\tcorpus-id\tscore", *qrels_rows]) + "\n")
+    (queries / "qrels.tsv").write_text(
+        "\n".join(["query-id\tcorpus-id\tscore", *qrels_rows]) + "\n"
+    )
     vectors = np.eye(3, dtype=np.float32)
     write_vectors(folder / "data/embeddings", "chunks", chunks["chunk_id"].tolist(), vectors)
     write_vectors(folder / "data/embeddings", "real", ["q1"], vectors[1:2])

@@ -11,12 +11,19 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from goldenset.chunking import sentence_spans
 
 MIN_QUESTION_WORDS = 4
 MAX_QUESTION_WORDS = 40
 MAX_QUESTION_CHARS = 300
 MIN_EVIDENCE_WORDS = 3
 COPIED_RUN_WORDS = 8  # a question sharing this many consecutive words with the passage quotes it
+# Small models retype the sentence they cite with a word or a dash changed: such a near copy
+# is snapped to the passage's own sentences when they match this closely.
+NEAR_COPY_RATIO = 0.9
+NEAR_COPY_MAX_SENTENCES = 3
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)\s*```", re.DOTALL)
 _WORD = re.compile(r"\w+")
@@ -156,9 +163,26 @@ def locate_evidence(evidence: str, passage: str) -> tuple[int, int]:
         raise InvalidAnswer("evidence_too_short", "the evidence must be a whole sentence")
     haystack, where = _squeeze(passage)
     found = haystack.find(needle)
-    if found < 0:
+    if found >= 0:
+        return where[found], where[found + len(needle) - 1] + 1
+    near = closest_sentences(needle, passage)
+    if near is None:
         raise InvalidAnswer(
             "evidence_not_found",
             "the evidence is not copied exactly from the passage; copy the sentence verbatim",
         )
-    return where[found], where[found + len(needle) - 1] + 1
+    return near
+
+
+def closest_sentences(evidence: str, passage: str) -> tuple[int, int] | None:
+    """The run of consecutive passage sentences that `evidence` nearly copies, if any."""
+    spans = sentence_spans(passage)
+    best, best_ratio = None, NEAR_COPY_RATIO
+    for first in range(len(spans)):
+        for last in range(first, min(first + NEAR_COPY_MAX_SENTENCES, len(spans))):
+            start, end = spans[first][0], spans[last][1]
+            candidate, _ = _squeeze(passage[start:end])
+            ratio = SequenceMatcher(None, evidence.lower(), candidate.lower()).ratio()
+            if ratio >= best_ratio:
+                best, best_ratio = (start, end), ratio
+    return best
