@@ -36,9 +36,10 @@ def main(source: Path, target: Path = Path("data")) -> None:
 
     queries_dir = target / "queries"
     queries_dir.mkdir(parents=True, exist_ok=True)
-    with open(source / "queries.jsonl", encoding="utf-8") as queries, open(
-        queries_dir / "queries.jsonl", "w", encoding="utf-8"
-    ) as out:
+    with (
+        open(source / "queries.jsonl", encoding="utf-8") as queries,
+        open(queries_dir / "queries.jsonl", "w", encoding="utf-8") as out,
+    ):
         for line in queries:
             query = json.loads(line)
             # the BEIR metadata names the evidence documents: a retriever must see the text only
