@@ -52,7 +52,7 @@ class Reply:
 Action = Fault | Stall | Reply
 
 
-@dataclass(frozen=True)
+@dataclass
 class Hit:
     """One request the server received."""
 
@@ -221,6 +221,7 @@ class LoopbackLLM:
         return Handler
 
     def _serve(self, handler: BaseHTTPRequestHandler, api: str, body: dict) -> None:
+        arrived = time.monotonic()
         system, messages = self._prompt_of(api, body)
         request_text = system + "\n".join(_text_of(m.get("content")) for m in messages)
         passages = _PASSAGE.findall(_text_of(messages[-1].get("content")) if messages else "")
@@ -238,12 +239,16 @@ class LoopbackLLM:
             status, payload, headers = self._respond(handler, api, body, passage, request_text)
             if status == 200:
                 time.sleep(self.latency)
-            delivered = _send(handler, status, payload, headers)
+            # recorded before the answer goes out: a test reading hits after its call returns
+            # must see every request that call made
+            hit = Hit(arrived, api, prompt, passage, status, retry_count, True, last_turn)
+            self._record(hit)
+            if not _send(handler, status, payload, headers):
+                with self._lock:
+                    hit.delivered = False
         finally:
             with self._lock:
                 self.in_flight -= 1
-        hit = Hit(time.monotonic(), api, prompt, passage, status, retry_count, delivered, last_turn)
-        self._record(hit)
 
     def _respond(
         self, handler: BaseHTTPRequestHandler, api: str, body: dict, passage: str, request_text: str

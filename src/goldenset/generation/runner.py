@@ -284,6 +284,7 @@ def _ask_all(session: _Session, passages: list[Passage], progress: bool) -> list
     with bar, ThreadPoolExecutor(max_workers=workers, thread_name_prefix="generate") as pool:
         futures = {pool.submit(session.ask_passage, p): i for i, p in enumerate(passages)}
         pending = set(futures)
+        shown = ""
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
@@ -292,7 +293,10 @@ def _ask_all(session: _Session, passages: list[Passage], progress: bool) -> list
                     bar.update(passages[futures[future]].questions)
                 spent = session.budget.snapshot()
                 tokens = spent.input_tokens + spent.output_tokens
-                bar.set_postfix_str(f"{spent.requests} req, {tokens} tok, ${spent.usd:.4f}")
+                postfix = f"{spent.requests} req, {tokens} tok, ${spent.usd:.4f}"
+                if postfix != shown:  # a redraw per tick would flood logs that are not a terminal
+                    bar.set_postfix_str(postfix)
+                    shown = postfix
         except BaseException:
             # finish what is in flight (it gets cached), start nothing new
             session.stop.set()
