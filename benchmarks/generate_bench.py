@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from goldenset.generation.anthropic_provider import AnthropicProvider  # noqa: E402
-from goldenset.generation.passages import sample_passages  # noqa: E402
+from goldenset.generation.passages import passages_for  # noqa: E402
 from goldenset.generation.runner import run_generation  # noqa: E402
 from goldenset.params import GenerateParams  # noqa: E402
 from tests.llm_servers import LoopbackLLM, make_documents  # noqa: E402
@@ -70,14 +70,7 @@ def main() -> int:
             max_usd=None,
             cache_dir=cache_dir,
         )
-        chosen = sample_passages(
-            documents,
-            max_questions=params.max_questions,
-            questions_per_passage=1,
-            passage_size=params.passage_size,
-            min_chars=params.passage_min_chars,
-            seed=params.seed,
-        )
+        chosen = passages_for(documents, params)
         assert len(chosen) == args.passages, f"only {len(chosen)} passages"
 
         with LoopbackLLM(latency=args.latency, api_key=KEY) as server:

@@ -19,6 +19,7 @@ from goldenset.relevance import (
 )
 from goldenset.retrieval import BM25Scores, DenseScores
 from goldenset.scoring import QuerySet, recall_plot_rows, score
+from goldenset.tables import write_parquet
 from goldenset.vectors import read_vectors
 
 log = logging.getLogger("goldenset")
@@ -81,13 +82,9 @@ def main(params: Params) -> None:
         raise GoldensetError(
             "retrievers: every retriever is disabled; enable retrievers.dense or retrievers.bm25"
         )
-    pd.concat(results, ignore_index=True).to_parquet("data/results.parquet", index=False)
+    write_parquet(pd.concat(results, ignore_index=True), "data/results.parquet")
     _write_json("metrics/scores.json", metrics)
-    plot = [
-        {column: row.get(column) for column in ["k", *PLOTTED]}
-        for row in recall_plot_rows(metrics, params.score.ks)
-    ]
-    _write_json("plots/recall_at_k.json", plot)
+    _write_json("plots/recall_at_k.json", recall_plot_rows(metrics, params.score.ks, PLOTTED))
 
 
 def _headline(values: dict[str, float]) -> str:

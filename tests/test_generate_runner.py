@@ -11,7 +11,7 @@ from goldenset.errors import GoldensetError
 from goldenset.generation.anthropic_provider import AnthropicProvider
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.openai_provider import OpenAIProvider
-from goldenset.generation.passages import sample_passages
+from goldenset.generation.passages import passages_for
 from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams, Price
@@ -56,14 +56,7 @@ def generate(server, params, documents=DOCUMENTS, api="anthropic"):
 
 
 def passages(params):
-    return sample_passages(
-        DOCUMENTS,
-        max_questions=params.max_questions,
-        questions_per_passage=params.questions_per_passage,
-        passage_size=params.passage_size,
-        min_chars=params.passage_min_chars,
-        seed=params.seed,
-    )
+    return passages_for(DOCUMENTS, params)
 
 
 @pytest.fixture

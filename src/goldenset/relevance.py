@@ -17,7 +17,7 @@ from scipy.sparse import csr_array
 def document_ranges(chunk_doc_ids: pd.Series) -> dict[str, tuple[int, int]]:
     """doc_id -> [first, last + 1) chunk rows; chunks of a document are contiguous."""
     codes = chunk_doc_ids.to_numpy()
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    starts = group_starts(chunk_doc_ids)
     ends = np.r_[starts[1:], len(codes)]
     return {codes[s]: (int(s), int(e)) for s, e in zip(starts, ends, strict=True)}
 

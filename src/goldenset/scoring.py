@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
-from goldenset.metrics import evaluate, judged_gains, mean_metrics
+from goldenset.metrics import evaluate, judged_gains, mean_metrics, relevant_counts
 from goldenset.retrieval import ScoreSource, top_k
 
 log = logging.getLogger("goldenset")
@@ -39,12 +39,8 @@ def score(
         )
     found = top_k(source, max(depth, max(ks)), groups=query_set.groups)
     metrics = mean_metrics(evaluate(found.indices, query_set.qrels, ks))
-    metrics["n_queries"] = float(_judged_count(query_set.qrels))
+    metrics["n_queries"] = float((relevant_counts(query_set.qrels) > 0).sum())
     return metrics, _result_rows(query_set, retriever, found, max(ks))
-
-
-def _judged_count(qrels: csr_array) -> int:
-    return int(((qrels > 0).sum(axis=1) > 0).sum())
 
 
 def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.DataFrame:
@@ -68,14 +64,19 @@ def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.D
     )
 
 
-def recall_plot_rows(metrics: dict[str, dict[str, dict[str, float]]], ks: list[int]) -> list[dict]:
-    """Rows of plots/recall_at_k.json: one per k, a column per query set and retriever."""
-    columns = {
+def recall_plot_rows(
+    metrics: dict[str, dict[str, dict[str, float]]], ks: list[int], columns: list[str]
+) -> list[dict]:
+    """Rows of plots/recall_at_k.json: one per k, with a `<set>_<retriever>` value per column.
+
+    Every column is always there (null when that set or retriever was not scored), since the
+    plot definition in dvc.yaml names them.
+    """
+    recall = {
         f"{set_name}_{retriever}": values
         for set_name, retrievers in metrics.items()
         for retriever, values in retrievers.items()
     }
     return [
-        {"k": k, **{name: values.get(f"recall@{k}") for name, values in columns.items()}}
-        for k in ks
+        {"k": k, **{name: recall.get(name, {}).get(f"recall@{k}") for name in columns}} for k in ks
     ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from goldenset.chunking import pack_spans, sentence_spans
 from goldenset.errors import GoldensetError
+from goldenset.params import GenerateParams
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,18 @@ def sample_passages(
                 chosen.append(passages[depth])
         depth += 1
     return _trim_questions(chosen, max_questions)
+
+
+def passages_for(documents: Sequence[tuple[str, str]], params: GenerateParams) -> list[Passage]:
+    """The passages the `generate.*` params ask about."""
+    return sample_passages(
+        documents,
+        max_questions=params.max_questions,
+        questions_per_passage=params.questions_per_passage,
+        passage_size=params.passage_size,
+        min_chars=params.passage_min_chars,
+        seed=params.seed,
+    )
 
 
 def _trim_questions(passages: list[Passage], max_questions: int) -> list[Passage]:

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from goldenset.errors import GoldensetError
 from goldenset.generation.cache import AnswerCache, answer_key
-from goldenset.generation.passages import Passage, sample_passages
+from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import (
     BUDGET_CHARS_PER_TOKEN,
     TYPICAL_ANSWER_TOKENS,
@@ -177,14 +177,7 @@ def run_generation(
     """
     started = time.perf_counter()
     stats = GenerationStats()
-    passages = sample_passages(
-        documents,
-        max_questions=params.max_questions,
-        questions_per_passage=params.questions_per_passage,
-        passage_size=params.passage_size,
-        min_chars=params.passage_min_chars,
-        seed=params.seed,
-    )
+    passages = passages_for(documents, params)
     stats.passages = len(passages)
     stats.questions_planned = sum(p.questions for p in passages)
     if not passages:
