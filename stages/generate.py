@@ -11,7 +11,7 @@ import pandas as pd
 from goldenset.errors import GoldensetError
 from goldenset.generation.cache import write_atomically
 from goldenset.generation.runner import run_generation
-from goldenset.generation.summary import summary_lines
+from goldenset.generation.summary import budget_stop, summary_lines
 from goldenset.params import Params
 from goldenset.stage import run_stage
 
@@ -19,6 +19,7 @@ log = logging.getLogger("goldenset")
 DOCUMENTS = Path("data/documents.parquet")
 GOLDENSET = Path("data/goldenset.jsonl")
 REJECTS = Path("data/goldenset.rejects.jsonl")
+STATS = Path("data/generate_stats.json")
 
 
 def read_documents(path: Path) -> list[tuple[str, str]]:
@@ -44,10 +45,15 @@ def main(params: Params) -> None:
     documents = read_documents(DOCUMENTS)
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     result = run_generation(documents, settings)
-    write_jsonl(GOLDENSET, result.rows)
-    write_jsonl(REJECTS, result.rejects)
     for line in summary_lines(result.stats, settings.max_usd):
         log.info(line)
+    stopped = budget_stop(result.stats, settings.max_usd)
+    if stopped:
+        # a failing stage is not recorded in dvc.lock, so the next `dvc repro` runs it again
+        raise GoldensetError(stopped)
+    write_jsonl(GOLDENSET, result.rows)
+    write_jsonl(REJECTS, result.rejects)
+    write_atomically(STATS, json.dumps(result.stats.record(), indent=2) + "\n")
 
 
 if __name__ == "__main__":

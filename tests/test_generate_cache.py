@@ -6,9 +6,9 @@ import json
 import threading
 
 from goldenset.generation.cache import AnswerCache, answer_key
+from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import Budget, cost_usd, price_for
-from goldenset.generation.providers import Completion
 from goldenset.generation.records import make_qid
 from goldenset.params import Price
 

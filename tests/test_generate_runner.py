@@ -199,10 +199,11 @@ def test_several_questions_per_passage_ask_about_different_things(tmp_path, serv
     assert len(follow_ups) == 3
 
 
-class NamedLocal(OpenAIProvider):
-    """The openai client under the name "local", to see how the loop treats the in-process model."""
+class OneAtATime(OpenAIProvider):
+    """The openai client declaring what the in-process model does: one request at a time, free."""
 
-    name = "local"
+    max_concurrency = 1
+    paid = False
 
 
 def test_concurrency_runs_requests_in_parallel_but_local_one_at_a_time(tmp_path):
@@ -211,7 +212,7 @@ def test_concurrency_runs_requests_in_parallel_but_local_one_at_a_time(tmp_path)
         assert server.max_in_flight == 6
     with LoopbackLLM(latency=0.05) as server:
         params = settings(tmp_path / "b", concurrency=6, provider="openai", max_questions=4)
-        provider = NamedLocal(params, api_key=KEY, base_url=server.openai_url)
+        provider = OneAtATime(params, api_key=KEY, base_url=server.openai_url)
         result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
         assert len(result.rows) == 4 and server.max_in_flight == 1
         assert result.stats.cost_usd == 0 and not result.stats.price_known

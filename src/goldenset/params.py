@@ -73,6 +73,9 @@ class GenerateParams(Section):
     prices: dict[str, Price] = Field(
         default_factory=dict, description="USD per million tokens by model (name or prefix)"
     )
+    duplicate_cosine: float | None = Field(
+        0.9, gt=0, le=1, description="drop a question this close to an earlier one; null: keep"
+    )
     cache_dir: str = "cache/llm"
     openai: OpenAIParams = Field(default_factory=OpenAIParams)
     local: LocalModelParams = Field(default_factory=LocalModelParams)
@@ -103,6 +106,17 @@ class ScoreParams(Section):
         return self
 
 
+class AuditParams(Section):
+    echo_threshold: float = Field(
+        0.75, ge=0, le=1, description="a question echoes when this share of its words is in its doc"
+    )
+    max_echo_share: float = Field(0.2, ge=0, le=1, description="flag above this share of echoes")
+    max_definitional_share: float = Field(0.2, ge=0, le=1, description="flag 'what is X' above")
+    duplicate_cosine: float = Field(0.9, gt=0, le=1, description="embedding cosine of duplicates")
+    sample_size: int = Field(10, ge=0, description="questions shown per report section")
+    seed: int = 0
+
+
 class DenseParams(Section):
     enabled: bool = True
 
@@ -124,6 +138,7 @@ class Params(Section):
     generate: GenerateParams = Field(default_factory=GenerateParams)
     embed: EmbedParams = Field(default_factory=EmbedParams)
     score: ScoreParams = Field(default_factory=ScoreParams)
+    audit: AuditParams = Field(default_factory=AuditParams)
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
 
 

@@ -8,9 +8,11 @@ settings, so generate.temperature does not apply here and is not part of the cac
 from __future__ import annotations
 
 import os
+import threading
+from typing import Any
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.providers import Completion
+from goldenset.generation.interface import Completion
 from goldenset.generation.sdk_errors import ServiceContext, translate
 from goldenset.params import GenerateParams
 
@@ -18,13 +20,35 @@ DEFAULT_MODEL = "claude-haiku-4-5"
 
 
 class AnthropicProvider:
+    """Cheap to build: the key check and the SDK client wait for the first request, so a run
+    answered entirely from the cache needs no ANTHROPIC_API_KEY."""
+
     name = "anthropic"
     paid = True
+    max_concurrency = None
 
     def __init__(
         self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
-        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        self._params = params
+        self._api_key = api_key
+        self._base_url = base_url
+        self.model = params.model or DEFAULT_MODEL
+        self.max_tokens = params.max_tokens
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def identity(self) -> dict:
+        return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
+
+    def _connect(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = self._build_client()
+            return self._client
+
+    def _build_client(self) -> Any:
+        api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
             raise GoldensetError(
                 "generate.provider is 'anthropic' but ANTHROPIC_API_KEY is not set: export it, "
@@ -33,11 +57,10 @@ class AnthropicProvider:
         import anthropic  # here, after the key check: the SDK takes seconds to import
 
         self._sdk = anthropic
-        self.model = params.model or DEFAULT_MODEL
-        self.max_tokens = params.max_tokens
-        self._client = anthropic.Anthropic(
+        params = self._params
+        client = anthropic.Anthropic(
             api_key=api_key,
-            base_url=base_url,
+            base_url=self._base_url,
             max_retries=params.max_retries,
             timeout=params.request_timeout,
         )
@@ -45,19 +68,18 @@ class AnthropicProvider:
             service="Anthropic API",
             model=self.model,
             key_variable="ANTHROPIC_API_KEY",
-            url=str(self._client.base_url),
+            url=str(client.base_url),
             url_hint="ANTHROPIC_BASE_URL (or unset it for api.anthropic.com)",
             max_retries=params.max_retries,
             timeout=params.request_timeout,
             secret=api_key,
         )
-
-    def identity(self) -> dict:
-        return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
+        return client
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+        client = self._connect()
         try:
-            response = self._client.messages.create(
+            response = client.messages.create(
                 model=self.model, max_tokens=self.max_tokens, system=system, messages=messages
             )
         except self._sdk.APIError as error:

@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from goldenset.generation.providers import Completion
+from goldenset.generation.interface import Completion
 
 log = logging.getLogger("goldenset")
 

@@ -7,10 +7,12 @@ Retries are the SDK's own (retry-after on 429, backoff with jitter on 408/429/5x
 from __future__ import annotations
 
 import os
+import threading
+from typing import Any
 
 from goldenset.errors import GoldensetError
+from goldenset.generation.interface import Completion
 from goldenset.generation.pricing import estimate_tokens
-from goldenset.generation.providers import Completion
 from goldenset.generation.sdk_errors import ServiceContext, translate
 from goldenset.params import GenerateParams
 
@@ -18,15 +20,44 @@ DEFAULT_MODEL = "gpt-4o-mini"
 
 
 class OpenAIProvider:
+    """Cheap to build: the key check and the SDK client wait for the first request, so a run
+    answered entirely from the cache needs no OPENAI_API_KEY."""
+
     name = "openai"
+    max_concurrency = None
 
     def __init__(
         self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
-        base_url = base_url or params.openai.base_url or os.environ.get("OPENAI_BASE_URL")
-        api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        self._params = params
+        self._api_key = api_key
+        self._base_url = base_url or params.openai.base_url or os.environ.get("OPENAI_BASE_URL")
         # Without a base_url the SDK calls api.openai.com: that one needs a key and costs money.
-        self.paid = base_url is None
+        self.paid = self._base_url is None
+        self.model = params.model or DEFAULT_MODEL
+        self.max_tokens = params.max_tokens
+        self.temperature = params.temperature
+        self.seed = params.seed
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def identity(self) -> dict:
+        return {
+            "provider": self.name,
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+
+    def _connect(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = self._build_client()
+            return self._client
+
+    def _build_client(self) -> Any:
+        api_key = self._api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key:
             if self.paid:
                 raise GoldensetError(
@@ -38,13 +69,10 @@ class OpenAIProvider:
         import openai  # here, after the key check: the SDK takes a while to import
 
         self._sdk = openai
-        self.model = params.model or DEFAULT_MODEL
-        self.max_tokens = params.max_tokens
-        self.temperature = params.temperature
-        self.seed = params.seed
-        self._client = openai.OpenAI(
+        params = self._params
+        client = openai.OpenAI(
             api_key=api_key,
-            base_url=base_url,
+            base_url=self._base_url,
             max_retries=params.max_retries,
             timeout=params.request_timeout,
         )
@@ -52,25 +80,18 @@ class OpenAIProvider:
             service="OpenAI-compatible server",
             model=self.model,
             key_variable="OPENAI_API_KEY",
-            url=str(self._client.base_url),
+            url=str(client.base_url),
             url_hint="generate.openai.base_url",
             max_retries=params.max_retries,
             timeout=params.request_timeout,
             secret=api_key,
         )
-
-    def identity(self) -> dict:
-        return {
-            "provider": self.name,
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "seed": self.seed,
-        }
+        return client
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+        client = self._connect()
         try:
-            response = self._client.chat.completions.create(
+            response = client.chat.completions.create(
                 model=self.model,
                 messages=[{"role": "system", "content": system}, *messages],
                 max_tokens=self.max_tokens,

@@ -31,9 +31,12 @@ BUDGET_CHARS_PER_TOKEN = 3.0  # pessimistic, for the budget guard
 TYPICAL_ANSWER_TOKENS = 120  # a question plus one or two sentences of evidence, as JSON
 
 
-def price_for(model: str, overrides: dict[str, Price] | None = None) -> Price | None:
-    """The price of `model`: an exact or longest-prefix match in overrides, then in the list."""
-    for table in (overrides or {}, DEFAULT_PRICES):
+def price_for(
+    model: str, overrides: dict[str, Price] | None = None, *, list_prices: bool = True
+) -> Price | None:
+    """The price of `model`: an exact or longest-prefix match in overrides, then in the list
+    (list_prices=False: only overrides, for a free server that happens to use a listed name)."""
+    for table in (overrides or {}, DEFAULT_PRICES if list_prices else {}):
         if model in table:
             return table[model]
         prefixes = [name for name in table if model.startswith(name)]
@@ -72,6 +75,9 @@ class Budget:
         self._reserved = 0.0
         self._in_flight = 0
         self._changed = threading.Condition()
+        # the worst-case cost of a request refused on its own (nothing spent or in flight
+        # could free room): generate.max_usd is below the cost of one request
+        self.refused_alone: float | None = None
 
     def reserve(self, input_tokens: int, max_output_tokens: int) -> float | None:
         """Book the worst-case cost of one request; None when it would pass the limit."""
@@ -81,6 +87,8 @@ class Budget:
                 if self.spent.usd + self._reserved + worst <= self.limit_usd:
                     break
                 if not self._in_flight:
+                    if worst > self.limit_usd:
+                        self.refused_alone = max(worst, self.refused_alone or 0.0)
                     return None
                 self._changed.wait()
             self._reserved += worst

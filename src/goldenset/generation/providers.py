@@ -1,46 +1,27 @@
-"""The one interface every LLM backend implements, so the generation loop never knows which."""
+"""The registry: the one place that knows which backends exist and how to build one.
+
+Building is cheap (no SDK client, key check or model load until the first request), see
+goldenset.generation.interface.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from goldenset.errors import GoldensetError
+
+# kept for modules that still import it from here; the interface lives in its own module
+from goldenset.generation.interface import Completion, Provider
 
 if TYPE_CHECKING:
     from goldenset.params import GenerateParams
 
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    input_tokens: int
-    output_tokens: int
-    truncated: bool  # stopped at max_tokens: such an answer is rejected, never trusted
-
-
-class Provider(Protocol):
-    name: str  # "anthropic" | "openai" | "local"
-    model: str
-
-    def identity(self) -> dict:
-        """Everything besides the prompt that changes the answer (model, sampling settings).
-
-        It is part of the cache key."""
-        ...
-
-    def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
-        """One chat completion; messages alternate user/assistant and end with the turn to answer.
-
-        attempt counts from 0; a retry after an invalid answer may sample differently (seeded
-        by attempt).
-        """
-        ...
+__all__ = ["Completion", "Provider", "make_provider"]
 
 
 def make_provider(params: GenerateParams) -> Provider:
-    """The backend that generate.provider names. SDKs and model files load only here, and only
-    the chosen one, so a run with nothing to ask (or a cached rerun's imports) stays light."""
+    """The backend that generate.provider names. SDKs and model files load only in the chosen
+    module, and only when it first asks something."""
     if params.provider == "anthropic":
         from goldenset.generation.anthropic_provider import AnthropicProvider
 

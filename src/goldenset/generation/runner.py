@@ -22,6 +22,8 @@ from tqdm import tqdm
 
 from goldenset.errors import GoldensetError
 from goldenset.generation.cache import AnswerCache, answer_key
+from goldenset.generation.dedupe import near_duplicates
+from goldenset.generation.interface import Completion, Provider, is_paid, max_concurrency
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import (
     BUDGET_CHARS_PER_TOKEN,
@@ -32,7 +34,7 @@ from goldenset.generation.pricing import (
     price_for,
 )
 from goldenset.generation.prompt import PROMPT_SHA, SYSTEM, build_messages
-from goldenset.generation.providers import Completion, Provider, make_provider
+from goldenset.generation.providers import make_provider
 from goldenset.generation.records import make_qid, question_row, reject_row
 from goldenset.generation.validation import Answer, InvalidAnswer, validate_answer
 from goldenset.params import GenerateParams, Price
@@ -55,7 +57,24 @@ class GenerationStats:
     cost_usd: float = 0.0
     price_known: bool = False
     stopped_by_budget: bool = False
+    budget_below_one_request: float | None = None  # USD a request may cost, above generate.max_usd
+    near_duplicates: int = 0  # dropped after generation (generate.duplicate_cosine)
     wall_s: float = 0.0
+
+    def record(self) -> dict:
+        """What the golden set rests on, the same on a re-run from the cache (no spend, no time).
+
+        answers: every LLM answer the run used, cached or new; yield = questions / answers."""
+        answers = self.cache_hits + self.requests
+        return {
+            "questions_planned": self.questions_planned,
+            "questions": self.questions_written,
+            "answers": answers,
+            "yield": round(self.questions_written / answers, 4) if answers else None,
+            "rejects": dict(sorted(self.rejected.items())),
+            "invalid_answers": dict(sorted(self.invalid_answers.items())),
+            "not_asked": self.not_asked,
+        }
 
 
 @dataclass
@@ -200,6 +219,13 @@ def run_generation(
 
     outcomes = _ask_all(session, passages, progress)
     rows, rejects = _collect(session, passages, outcomes, stats, documents)
+    if params.duplicate_cosine is not None:
+        rows, dropped = drop_near_duplicates(rows, params.duplicate_cosine)
+        rejects.extend(dropped)
+        stats.near_duplicates = len(dropped)
+        stats.questions_written = len(rows)
+        if dropped:
+            stats.rejected["near_duplicate"] += len(dropped)
 
     spent = session.budget.snapshot()
     stats.requests = spent.requests
@@ -207,19 +233,21 @@ def run_generation(
     stats.output_tokens = spent.output_tokens
     stats.cost_usd = spent.usd
     stats.stopped_by_budget = stats.not_asked > 0
+    stats.budget_below_one_request = session.budget.refused_alone
     stats.wall_s = time.perf_counter() - started
     return GenerationResult(rows, rejects, stats)
 
 
 def _price(provider: Provider, params: GenerateParams) -> Price | None:
-    price = price_for(provider.model, params.prices)
-    if price is None and getattr(provider, "paid", False) and params.max_usd is not None:
+    # a free backend (in-process model, local server) is priced only when generate.prices says so
+    price = price_for(provider.model, params.prices, list_prices=is_paid(provider))
+    if price is None and is_paid(provider) and params.max_usd is not None:
         raise GoldensetError(
             f"no price known for model {provider.model!r}, so generate.max_usd cannot be "
             f"enforced: add generate.prices.{provider.model} with input/output USD per million "
             "tokens, or set generate.max_usd to null"
         )
-    return price if provider.name != "local" else None
+    return price
 
 
 def _announce(session: _Session, passages: list[Passage], price: Price | None) -> None:
@@ -239,8 +267,8 @@ def _announce(session: _Session, passages: list[Passage], price: Price | None) -
         session.provider.name,
         session.provider.model,
     )
-    if not questions or session.provider.name == "local":
-        return
+    if not questions or (price is None and not is_paid(session.provider)):
+        return  # free and unpriced (an in-process model, a local server): nothing to estimate
     output_tokens = questions * TYPICAL_ANSWER_TOKENS
     limit = session.params.max_usd
     cost = (
@@ -258,12 +286,8 @@ def _announce(session: _Session, passages: list[Passage], price: Price | None) -
 
 
 def _ask_all(session: _Session, passages: list[Passage], progress: bool) -> list[list[_Outcome]]:
-    # the local model runs one request at a time; more threads would only queue on it
-    limit = (
-        1
-        if session.provider.name == "local"
-        else getattr(session.provider, "max_concurrency", None)
-    )
+    # an in-process model runs one request at a time; more threads would only queue on it
+    limit = max_concurrency(session.provider)
     workers = min(session.params.concurrency, limit or session.params.concurrency)
     outcomes: list[list[_Outcome] | None] = [None] * len(passages)
     bar = tqdm(
@@ -340,3 +364,28 @@ def _collect(
                 )
     stats.questions_written = len(rows)
     return rows, rejects
+
+
+def drop_near_duplicates(rows: list[dict], threshold: float) -> tuple[list[dict], list[dict]]:
+    """Rows without the questions that repeat an earlier one (content-word cosine >= threshold),
+    and a reject row for each dropped one saying which question it repeats."""
+    dropped = near_duplicates([row["question"] for row in rows], threshold)
+    rejects = []
+    for i, (j, cosine) in dropped.items():
+        row, kept = rows[i], rows[j]
+        detail = f"content-word cosine {cosine:.2f} with {kept['qid']}: {kept['question']!r}"
+        rejects.append(
+            {
+                "doc_id": row["doc_id"],
+                "passage_start": row["passage_start"],
+                "passage_end": row["passage_end"],
+                "reason": "near_duplicate",
+                "reasons": [f"near_duplicate: {detail}"],
+                "question": row["question"],
+                "evidence": row["evidence"],
+                "provider": row["provider"],
+                "model": row["model"],
+                "prompt_sha": row["prompt_sha"],
+            }
+        )
+    return [row for i, row in enumerate(rows) if i not in dropped], rejects

@@ -1,0 +1,49 @@
+"""The one interface every LLM backend implements, so the generation loop never knows which.
+
+Building a provider must be cheap and never fail for a missing key or model: the SDK client (and
+its key check) or the model file loads on the first `complete`, so a re-run whose answers all come
+from the cache needs no key and loads no model. `identity()` must likewise work without them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    truncated: bool  # stopped at max_tokens: such an answer is rejected, never trusted
+
+
+class Provider(Protocol):
+    name: str  # the generate.provider value
+    model: str
+    max_concurrency: int | None  # requests it can serve at once; None: generate.concurrency
+    paid: bool  # calls cost money: generate.max_usd is enforced, so a price must be known
+
+    def identity(self) -> dict:
+        """Everything besides the prompt that changes the answer (model, sampling settings).
+
+        It is part of the cache key, and needs no key, client or loaded model."""
+        ...
+
+    def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+        """One chat completion; messages alternate user/assistant and end with the turn to answer.
+
+        attempt counts from 0; a retry after an invalid answer may sample differently (seeded
+        by attempt). The first call builds the client or loads the model.
+        """
+        ...
+
+
+def is_paid(provider: Provider) -> bool:
+    """A provider that does not declare `paid` (an in-process model) costs nothing."""
+    return bool(getattr(provider, "paid", False))
+
+
+def max_concurrency(provider: Provider) -> int | None:
+    return getattr(provider, "max_concurrency", None)
