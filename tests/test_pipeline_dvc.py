@@ -95,9 +95,18 @@ def project(tmp_path_factory) -> Path:
         project, generate={"max_questions": 0}, chunk={"strategy": "sentences", "max_size": 400}
     )
     first = run(["dvc", "repro"], project)
-    assert stages_run(first) == {"ingest", "chunk", "generate", "embed", "score"}
+    assert stages_run(first) == {"ingest", "chunk", "generate", "embed", "score", "audit"}
     commit(project, "first run")
     return project
+
+
+def test_the_audit_is_in_dvc_metrics_show(project):
+    shown = json.loads(run(["dvc", "metrics", "show", "--json"], project))
+    audit = next(iter(shown.values()))["data"]["metrics/audit.json"]["data"]
+    assert audit["questions"] == 0 and audit["documents"] == 40
+    real = audit["real_queries"]
+    assert real["pairs"] > 0 and 0 < real["overlap_document"]["median"] < 1
+    assert (project / "reports/audit.md").read_text().startswith("# Golden set audit")
 
 
 def test_nothing_changed_runs_nothing(project):

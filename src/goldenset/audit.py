@@ -1,0 +1,226 @@
+"""The audit of a golden set: does it read like real users' queries, or echo its source?
+
+Pure functions over plain tables and arrays; stages/audit.py reads the files and writes
+metrics/audit.json (DVC metrics) and reports/audit.md (for a person).
+
+Overlap is goldenset.echo.overlap: the share of a question's content words found in a text. Each
+question is measured against its evidence and against its whole document (title + " " + text);
+real queries against each document judged relevant to them, the same way.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from goldenset.echo import content_words, overlap
+from goldenset.params import AuditParams
+
+# "What is X?", "Who were the Y?": a look-up of a name or term, answered by a definition, ending
+# within a few words. Questions that go on ("What is the effect of X on Y?") do not match.
+DEFINITIONAL = re.compile(
+    r"^\s*(what|who)\s+(is|are|was|were)\s+(an?\s+|the\s+)?[^\s?]+(\s+[^\s?]+){0,2}\s*\?*\s*$",
+    re.IGNORECASE,
+)
+
+
+def is_definitional(question: str) -> bool:
+    return DEFINITIONAL.match(question) is not None
+
+
+@dataclass
+class Audit:
+    metrics: dict
+    flags: list[str]
+    questions: pd.DataFrame  # golden set rows with overlap_evidence, overlap_document, definitional
+    duplicates: list[tuple[int, int, float]] = field(default_factory=list)  # (i, j, cosine), i<j
+
+
+def document_texts(documents: pd.DataFrame) -> dict[str, str]:
+    """doc_id -> the text a question is compared with: title + " " + text, as retrievers see it."""
+    titles = documents["title"].fillna("").astype(str) if "title" in documents else ""
+    texts = (titles + " " + documents["text"].astype(str)).str.strip()
+    return dict(zip(documents["doc_id"].astype(str), texts, strict=True))
+
+
+def spread(values: Sequence[float]) -> dict[str, float | None]:
+    if not len(values):
+        return {"median": None, "p90": None}
+    return {
+        "median": round(float(np.median(values)), 4),
+        "p90": round(float(np.percentile(values, 90)), 4),
+    }
+
+
+def near_duplicate_pairs(vectors: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, cosine), i < j, of question vectors at least `threshold` apart in cosine."""
+    if len(vectors) < 2:
+        return []
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    cosines = unit @ unit.T
+    rows, cols = np.nonzero(np.triu(cosines >= threshold, k=1))
+    return sorted(
+        ((int(i), int(j), float(cosines[i, j])) for i, j in zip(rows, cols, strict=True)),
+        key=lambda pair: -pair[2],
+    )
+
+
+def real_query_overlaps(
+    queries: pd.DataFrame, qrels: pd.DataFrame, documents: dict[str, str]
+) -> list[float]:
+    """Overlap of each real query with each document judged relevant to it (grade > 0)."""
+    text_of = dict(zip(queries["qid"], queries["text"], strict=True))
+    words: dict[str, set[str]] = {}
+    values = []
+    for qid, doc_id in qrels.loc[qrels["grade"] > 0, ["qid", "doc_id"]].itertuples(index=False):
+        if qid not in text_of or doc_id not in documents:
+            continue
+        if doc_id not in words:
+            words[doc_id] = content_words(documents[doc_id])
+        values.append(overlap(text_of[qid], words[doc_id]))
+    return values
+
+
+def run_audit(
+    golden: pd.DataFrame,
+    documents: dict[str, str],
+    question_vectors: np.ndarray,
+    generate_stats: dict,
+    real_overlaps: list[float] | None,
+    params: AuditParams,
+) -> Audit:
+    """The audit of a golden set (qid, question, doc_id, evidence) against its documents."""
+    questions = golden.reset_index(drop=True).copy()
+    words = {
+        doc_id: content_words(documents.get(doc_id, "")) for doc_id in set(questions["doc_id"])
+    }
+    questions["overlap_evidence"] = [
+        overlap(q, str(e))
+        for q, e in zip(questions["question"], questions["evidence"], strict=True)
+    ]
+    questions["overlap_document"] = [
+        overlap(q, words[d])
+        for q, d in zip(questions["question"], questions["doc_id"], strict=True)
+    ]
+    questions["definitional"] = [is_definitional(q) for q in questions["question"]]
+    duplicates = near_duplicate_pairs(question_vectors, params.duplicate_cosine)
+    n = len(questions)
+
+    def share(count: int) -> float | None:
+        return round(count / n, 4) if n else None
+
+    echoing = int((questions["overlap_document"] >= params.echo_threshold).sum())
+    metrics: dict = {
+        "questions": n,
+        "answers": generate_stats.get("answers"),
+        "yield": generate_stats.get("yield"),
+        "rejects": {"total": sum(generate_stats.get("rejects", {}).values())}
+        | generate_stats.get("rejects", {}),
+        "overlap_evidence": spread(questions["overlap_evidence"].tolist()),
+        "overlap_document": spread(questions["overlap_document"].tolist()),
+        "echo_share": share(echoing),
+        "definitional_share": share(int(questions["definitional"].sum())),
+        "near_duplicates": len({j for _, j, _ in duplicates}),
+        "documents_covered": int(questions["doc_id"].nunique()),
+        "documents": len(documents),
+    }
+    if real_overlaps is not None:
+        metrics["real_queries"] = {
+            "pairs": len(real_overlaps),
+            "overlap_document": spread(real_overlaps),
+            "echo_share": round(
+                sum(v >= params.echo_threshold for v in real_overlaps) / len(real_overlaps), 4
+            )
+            if real_overlaps
+            else None,
+        }
+    flags = _flags(metrics, params)
+    metrics["flags"] = len(flags)
+    return Audit(metrics, flags, questions, duplicates)
+
+
+def _flags(metrics: dict, params: AuditParams) -> list[str]:
+    """What a person should look at, each from a param, so a flag is never a hidden default."""
+    flags = []
+    echo = metrics["echo_share"]
+    if echo is not None and echo > params.max_echo_share:
+        flags.append(
+            f"echo: {echo:.0%} of questions find at least {params.echo_threshold:.0%} of their "
+            f"content words in their document (audit.max_echo_share {params.max_echo_share:.0%})"
+        )
+    real = metrics.get("real_queries", {}).get("overlap_document", {}).get("median")
+    ours = metrics["overlap_document"]["median"]
+    if real is not None and ours is not None and ours > real:
+        flags.append(
+            f"echo: median overlap with the document {ours:.2f}, real queries {real:.2f}: the "
+            "golden set may flatter lexical retrievers (BM25)"
+        )
+    definitional = metrics["definitional_share"]
+    if definitional is not None and definitional > params.max_definitional_share:
+        flags.append(
+            f"look-ups: {definitional:.0%} of questions are 'what is X' "
+            f"(audit.max_definitional_share {params.max_definitional_share:.0%})"
+        )
+    if metrics["near_duplicates"]:
+        flags.append(
+            f"duplicates: {metrics['near_duplicates']} questions repeat an earlier one "
+            f"(embedding cosine >= {params.duplicate_cosine})"
+        )
+    return flags
+
+
+def render_report(audit: Audit, params: AuditParams) -> str:
+    """Markdown a person reads: the figures, the flags, the worst echoes, the duplicates, and a
+    seeded random sample of questions with their evidence."""
+    q = audit.questions
+    lines = ["# Golden set audit", "", "## Figures", "", "| measure | value |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in _flatten(audit.metrics)]
+    lines += ["", "## Flags", ""]
+    lines += [f"- {flag}" for flag in audit.flags] or ["None."]
+    lines += ["", f"## Worst echoes (top {params.sample_size} by overlap with the evidence)", ""]
+    worst = q.sort_values(["overlap_evidence", "qid"], ascending=[False, True])
+    lines += _question_blocks(worst.head(params.sample_size))
+    lines += ["", "## Near-duplicate questions", ""]
+    if not audit.duplicates:
+        lines.append("None.")
+    for i, j, cosine in audit.duplicates[: params.sample_size]:
+        lines.append(
+            f"- {cosine:.3f}: {_quote(q.at[i, 'question'])} / {_quote(q.at[j, 'question'])}"
+        )
+    lines += ["", f"## Random sample (seed {params.seed})", ""]
+    rng = random.Random(params.seed)
+    picked = sorted(rng.sample(range(len(q)), min(params.sample_size, len(q))))
+    lines += _question_blocks(q.iloc[picked])
+    return "\n".join(lines) + "\n"
+
+
+def _question_blocks(rows: pd.DataFrame) -> list[str]:
+    if rows.empty:
+        return ["None."]
+    lines = []
+    for row in rows.itertuples(index=False):
+        lines.append(
+            f"- **{_quote(row.question)}** ({row.qid}, {row.doc_id}; overlap evidence "
+            f"{row.overlap_evidence:.2f}, document {row.overlap_document:.2f})"
+        )
+        lines.append(f"  > {' '.join(str(row.evidence).split())}")
+    return lines
+
+
+def _quote(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _flatten(metrics: dict, prefix: str = "") -> list[tuple[str, object]]:
+    items: list[tuple[str, object]] = []
+    for name, value in metrics.items():
+        if isinstance(value, dict):
+            items += _flatten(value, f"{prefix}{name}.")
+        else:
+            items.append((prefix + name, value))
+    return items

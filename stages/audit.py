@@ -1,0 +1,70 @@
+"""audit: golden set, documents, question vectors and real queries -> metrics/audit.json and
+reports/audit.md (how much the questions echo their source, look-ups, duplicates, coverage)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from goldenset.audit import document_texts, real_query_overlaps, render_report, run_audit
+from goldenset.errors import GoldensetError
+from goldenset.generation.cache import write_atomically
+from goldenset.params import Params
+from goldenset.querysets import read_goldenset, read_real_queries
+from goldenset.stage import run_stage
+from goldenset.vectors import read_vectors
+
+log = logging.getLogger("goldenset")
+DOCUMENTS = Path("data/documents.parquet")
+GOLDENSET = Path("data/goldenset.jsonl")
+GENERATE_STATS = Path("data/generate_stats.json")
+EMBEDDINGS = Path("data/embeddings")
+METRICS = Path("metrics/audit.json")
+REPORT = Path("reports/audit.md")
+
+
+def real_queries(params: Params) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(queries, qrels) of the real queries, or None: the one place the audit reads them from."""
+    return read_real_queries(params.score.real_queries)
+
+
+def main(params: Params) -> None:
+    documents = document_texts(pd.read_parquet(DOCUMENTS, columns=["doc_id", "title", "text"]))
+    golden = read_goldenset(GOLDENSET)
+    if "evidence" not in golden:
+        golden["evidence"] = pd.Series(dtype=str)
+    try:
+        stats = json.loads(GENERATE_STATS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
+    vectors = read_vectors(EMBEDDINGS, "synthetic", golden["qid"].astype(str).tolist())
+    real = real_queries(params)
+    overlaps = real_query_overlaps(real[0], real[1], documents) if real is not None else None
+    audit = run_audit(golden, documents, vectors, stats, overlaps, params.audit)
+    for path, text in [
+        (METRICS, json.dumps(audit.metrics, indent=2) + "\n"),
+        (REPORT, render_report(audit, params.audit)),
+    ]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text)
+    m = audit.metrics
+    log.info(
+        "audit: %d questions, overlap with document median %s (real queries %s), "
+        "echo share %s, 'what is' share %s, %d near-duplicates; see %s",
+        m["questions"],
+        m["overlap_document"]["median"],
+        m.get("real_queries", {}).get("overlap_document", {}).get("median", "n/a"),
+        m["echo_share"],
+        m["definitional_share"],
+        m["near_duplicates"],
+        REPORT,
+    )
+    for flag in audit.flags:
+        log.warning("audit: %s", flag)
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,153 @@
+"""The audit of a golden set, without disk: echo, look-ups, duplicates, real queries, report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from goldenset.audit import (
+    is_definitional,
+    near_duplicate_pairs,
+    real_query_overlaps,
+    render_report,
+    run_audit,
+)
+from goldenset.generation.dedupe import near_duplicates
+from goldenset.params import AuditParams
+
+DOCUMENTS = {
+    "d1": "Backups. The backup job runs nightly at two and copies every volume to tape storage.",
+    "d2": "Restores. Restoring a volume needs a ticket to the storage team and takes one day.",
+    "d3": "Billing. Invoices are sent monthly; disputes go to the finance desk within thirty days.",
+}
+EVIDENCE = {
+    "d1": "The backup job runs nightly at two and copies every volume to tape storage.",
+    "d2": "Restoring a volume needs a ticket to the storage team and takes one day.",
+    "d3": "Invoices are sent monthly; disputes go to the finance desk within thirty days.",
+}
+STATS = {"answers": 5, "yield": 0.6, "rejects": {"evidence_not_in_passage": 2}}
+PARAMS = AuditParams(sample_size=2, seed=3)
+
+
+def golden(questions: dict[str, str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"qid": f"q{i}", "question": q, "doc_id": d, "evidence": EVIDENCE[d]}
+            for i, (d, q) in enumerate(questions.items())
+        ]
+    )
+
+
+def orthogonal(n: int) -> np.ndarray:
+    return np.eye(n, 8, dtype=np.float32)
+
+
+ECHOING = golden(
+    {
+        "d1": "When does the backup job that copies every volume to tape storage run?",
+        "d2": "Restoring a volume needs a ticket to which storage team?",
+        "d3": "Where do disputes go when invoices are sent monthly, the finance desk?",
+    }
+)
+PARAPHRASED = golden(
+    {
+        "d1": "When do our servers get saved, and where do the copies end up?",
+        "d2": "How can I get deleted files back?",
+        "d3": "Who handles a wrong charge on my bill?",
+    }
+)
+
+
+def test_a_golden_set_that_echoes_its_evidence_is_flagged():
+    audit = run_audit(ECHOING, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
+    m = audit.metrics
+    assert m["overlap_evidence"]["median"] == 1.0 and m["overlap_document"]["median"] == 1.0
+    assert m["echo_share"] == 1.0
+    assert m["flags"] == 1 and audit.flags[0].startswith("echo: 100% of questions")
+    calm = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
+    assert calm.metrics["echo_share"] == 0.0 and calm.flags == []
+    assert calm.metrics["overlap_document"]["median"] < 0.5
+
+
+def test_echo_beyond_real_queries_is_flagged_and_both_are_measured_the_same_way():
+    queries = pd.DataFrame({"qid": ["r1", "r2"], "text": ["nightly tape archives", "money back"]})
+    qrels = pd.DataFrame(
+        {"qid": ["r1", "r2", "r2"], "doc_id": ["d1", "d3", "d2"], "grade": [1, 1, 0]}
+    )
+    overlaps = real_query_overlaps(queries, qrels, DOCUMENTS)
+    assert overlaps == [pytest.approx(2 / 3), 0.0]  # the grade-0 judgment is not relevant
+    audit = run_audit(ECHOING, DOCUMENTS, orthogonal(3), STATS, overlaps, PARAMS)
+    real = audit.metrics["real_queries"]
+    assert real["pairs"] == 2 and real["overlap_document"]["median"] == pytest.approx(0.3333, 1e-3)
+    assert any("real queries 0.33" in flag for flag in audit.flags)
+
+
+def test_figures_from_generation_and_coverage():
+    audit = run_audit(PARAPHRASED.iloc[:2], DOCUMENTS, orthogonal(2), STATS, None, PARAMS)
+    m = audit.metrics
+    assert (m["questions"], m["answers"], m["yield"]) == (2, 5, 0.6)
+    assert m["rejects"] == {"total": 2, "evidence_not_in_passage": 2}
+    assert (m["documents_covered"], m["documents"]) == (2, 3)
+    empty = run_audit(PARAPHRASED.iloc[:0], DOCUMENTS, orthogonal(0), {}, None, PARAMS)
+    assert empty.metrics["overlap_document"] == {"median": None, "p90": None}
+    assert empty.metrics["echo_share"] is None and empty.flags == []
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What is BM25?", True),
+        ("what are the storage tiers", True),
+        ("Who was the first director?", True),
+        ("What is a tape library?", True),
+        ("What is the effect of nightly backups on restore time?", False),
+        ("How long does a restore take?", False),
+        ("Why is the backup job run at two?", False),
+    ],
+)
+def test_definitional_look_ups(question, expected):
+    assert is_definitional(question) is expected
+
+
+def test_look_ups_are_counted_and_flagged():
+    lookups = golden({"d1": "What is tape storage?", "d2": "What is a ticket?", "d3": "Who pays?"})
+    audit = run_audit(lookups, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
+    assert audit.metrics["definitional_share"] == pytest.approx(0.6667, 1e-3)
+    assert any(flag.startswith("look-ups: 67%") for flag in audit.flags)
+
+
+def test_near_duplicates_by_embedding_cosine():
+    vectors = np.array([[1, 0, 0], [0.99, 0.1, 0], [0, 1, 0], [0, 0, 2]], dtype=np.float32)
+    pairs = near_duplicate_pairs(vectors, 0.9)
+    assert [(i, j) for i, j, _ in pairs] == [(0, 1)] and pairs[0][2] > 0.99
+    audit = run_audit(PARAPHRASED, DOCUMENTS, vectors[:3], STATS, None, PARAMS)
+    assert audit.metrics["near_duplicates"] == 1
+    assert any(flag.startswith("duplicates: 1 questions") for flag in audit.flags)
+
+
+def test_generation_drops_lexical_near_duplicates_and_keeps_the_first():
+    questions = [
+        "How often does the backup job copy volumes to tape?",
+        "How long does a restore take?",
+        "How often does the backup job copy the volumes to tape?",
+        "Which team handles restores of volumes?",
+    ]
+    assert near_duplicates(questions, 0.9) == {2: (0, pytest.approx(1.0))}
+    assert near_duplicates(questions, 1.0) == {2: (0, pytest.approx(1.0))}
+    assert near_duplicates(["?", "?"], 0.5) == {}  # no content words, nothing to compare
+
+
+def test_report_shows_figures_flags_worst_echoes_duplicates_and_a_seeded_sample():
+    vectors = np.array([[1, 0], [1, 0.01], [0, 1]], dtype=np.float32)
+    audit = run_audit(ECHOING, DOCUMENTS, vectors, STATS, None, PARAMS)
+    report = render_report(audit, PARAMS)
+    assert report == render_report(audit, PARAMS)
+    for heading in ["## Figures", "## Flags", "## Worst echoes", "## Near-duplicate", "## Random"]:
+        assert heading in report
+    assert "| overlap_document.median | 1.0 |" in report
+    assert "> The backup job runs nightly" in report
+    sample = report.split("## Random sample (seed 3)")[1]
+    assert sample.count("- **") == 2
+    other = render_report(audit, AuditParams(sample_size=2, seed=4)).split("## Random sample")[1]
+    assert other.count("- **") == 2
