@@ -189,8 +189,10 @@ def render_report(audit: Audit, params: AuditParams) -> str:
     if not audit.duplicates:
         lines.append("None.")
     for i, j, cosine in audit.duplicates[: params.sample_size]:
+        first, second = q.iloc[i], q.iloc[j]
         lines.append(
-            f"- {cosine:.3f}: {_quote(q.at[i, 'question'])} / {_quote(q.at[j, 'question'])}"
+            f"- {cosine:.3f}: {first.qid} {_quote(first.question)} / "
+            f"{second.qid} {_quote(second.question)}"
         )
     lines += ["", f"## Random sample (seed {params.seed})", ""]
     rng = random.Random(params.seed)
