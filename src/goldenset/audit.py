@@ -57,17 +57,25 @@ def spread(values: Sequence[float]) -> dict[str, float | None]:
     }
 
 
-def near_duplicate_pairs(vectors: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
-    """Pairs (i, j, cosine), i < j, of question vectors at least `threshold` apart in cosine."""
+def near_duplicate_pairs(
+    vectors: np.ndarray, threshold: float, block: int = 1024
+) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, cosine), i < j, of question vectors at least `threshold` apart in cosine.
+
+    Compared a block of rows at a time, so memory stays O(block x n)."""
     if len(vectors) < 2:
         return []
     unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    cosines = unit @ unit.T
-    rows, cols = np.nonzero(np.triu(cosines >= threshold, k=1))
-    return sorted(
-        ((int(i), int(j), float(cosines[i, j])) for i, j in zip(rows, cols, strict=True)),
-        key=lambda pair: -pair[2],
-    )
+    pairs = []
+    for start in range(0, len(unit), block):
+        cosines = unit[start : start + block] @ unit.T
+        rows, cols = np.nonzero(cosines >= threshold)
+        pairs += [
+            (start + int(r), int(c), float(cosines[r, c]))
+            for r, c in zip(rows, cols, strict=True)
+            if c > start + r
+        ]
+    return sorted(pairs, key=lambda pair: (-pair[2], pair[0], pair[1]))
 
 
 def real_query_overlaps(

@@ -15,17 +15,16 @@ from sklearn.preprocessing import normalize
 
 from goldenset.echo import content_words
 
+BLOCK = 1024  # questions compared at a time: memory stays O(BLOCK x n), not O(n^2)
 
-def word_cosines(questions: Sequence[str]) -> np.ndarray:
-    """Pairwise cosine of the questions' binary content-word vectors (dense, n x n)."""
-    if not questions:
-        return np.zeros((0, 0))
+
+def word_vectors(questions: Sequence[str]):
+    """Unit-length binary content-word vectors (sparse rows); None when no question has a word."""
     vectorizer = CountVectorizer(analyzer=lambda text: sorted(content_words(text)), binary=True)
     try:
-        matrix = normalize(vectorizer.fit_transform(questions).astype(np.float64))
-    except ValueError:  # no question has a content word
-        return np.zeros((len(questions), len(questions)))
-    return (matrix @ matrix.T).toarray()
+        return normalize(vectorizer.fit_transform(questions).astype(np.float64))
+    except ValueError:  # empty vocabulary
+        return None
 
 
 def near_duplicates(questions: Sequence[str], threshold: float) -> dict[int, tuple[int, float]]:
@@ -34,14 +33,20 @@ def near_duplicates(questions: Sequence[str], threshold: float) -> dict[int, tup
     Greedy in order, so the first of a group stays and the golden set does not depend on how
     the duplicates are compared.
     """
-    cosines = word_cosines(questions)
+    vectors = word_vectors(questions) if len(questions) > 1 else None
+    if vectors is None:
+        return {}
     dropped: dict[int, tuple[int, float]] = {}
     kept: list[int] = []
-    for i in range(len(questions)):
-        if kept:
-            best = kept[int(np.argmax(cosines[i, kept]))]
-            if cosines[i, best] >= threshold:
-                dropped[i] = (best, float(cosines[i, best]))
-                continue
-        kept.append(i)
+    for start in range(0, len(questions), BLOCK):
+        end = min(start + BLOCK, len(questions))
+        cosines = (vectors[start:end] @ vectors[:end].T).toarray()
+        for i in range(start, end):
+            if kept:
+                row = cosines[i - start, kept]
+                best = int(np.argmax(row))
+                if row[best] >= threshold:
+                    dropped[i] = (kept[best], float(row[best]))
+                    continue
+            kept.append(i)
     return dropped
