@@ -1,0 +1,48 @@
+"""stages/audit.py as DVC runs it: a golden set that copies its evidence is flagged in
+metrics/audit.json, in the report and on stderr."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from goldenset.vectors import write_vectors
+from tests.stages import assert_one_line_error, run_stage
+from tests.test_audit import DOCUMENTS, ECHOING
+
+
+def make_project(tmp_path):
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    titles, texts = zip(*(text.split(". ", 1) for text in DOCUMENTS.values()), strict=True)
+    pd.DataFrame({"doc_id": list(DOCUMENTS), "title": titles, "text": texts}).to_parquet(
+        project / "data" / "documents.parquet"
+    )
+    rows = ECHOING.assign(evidence_start=0, evidence_end=1).to_dict("records")
+    (project / "data" / "goldenset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    vectors = np.eye(3, 4, dtype=np.float32)
+    write_vectors(project / "data" / "embeddings", "synthetic", ECHOING["qid"].tolist(), vectors)
+    (project / "params.yaml").write_text("audit:\n  sample_size: 3\n")
+    return project
+
+
+def test_an_echoing_golden_set_is_flagged(tmp_path):
+    project = make_project(tmp_path)
+    stats = {"answers": 4, "yield": 0.75, "rejects": {"not_json": 1}}
+    (project / "data" / "generate_stats.json").write_text(json.dumps(stats))
+    result = run_stage("audit", project)
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((project / "metrics" / "audit.json").read_text())
+    assert metrics["echo_share"] == 1.0 and metrics["flags"] == 1
+    assert metrics["yield"] == 0.75 and metrics["rejects"] == {"total": 1, "not_json": 1}
+    assert "real_queries" not in metrics  # data/queries does not exist here
+    assert "audit: echo: 100% of questions" in result.stderr
+    report = (project / "reports" / "audit.md").read_text()
+    assert "- echo: 100% of questions" in report and "> The backup job runs nightly" in report
+
+
+def test_without_generate_stats_it_says_which_stage_to_run(tmp_path):
+    result = run_stage("audit", make_project(tmp_path))
+    assert_one_line_error(result, "data/generate_stats.json not found", "dvc repro generate")
