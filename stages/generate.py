@@ -45,7 +45,7 @@ def main(params: Params) -> None:
     documents = read_documents(DOCUMENTS)
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     result = run_generation(documents, settings)
-    for line in summary_lines(result.stats, settings.max_usd):
+    for line in summary_lines(result.stats):
         log.info(line)
     stopped = budget_stop(result.stats, settings.max_usd)
     if stopped:

@@ -13,7 +13,7 @@ def _reasons(counts: Counter) -> str:
     )
 
 
-def summary_lines(stats: GenerationStats, max_usd: float | None) -> list[str]:
+def summary_lines(stats: GenerationStats) -> list[str]:
     rejected = sum(stats.rejected.values())
     invalid = sum(stats.invalid_answers.values())
     cost = f"${stats.cost_usd:.4f}" if stats.price_known else "cost not tracked"
