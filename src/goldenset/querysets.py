@@ -121,7 +121,8 @@ def judged_documents(
     judged = judged.sort_values("grade", ascending=False, kind="stable")
     judged = judged.drop_duplicates(["qid", "doc_id"]).sort_index()
     absent = judged["doc_id"].map(lambda d: "" if d in doc_ids else skipped[d])
-    return judged.assign(absent=absent)[QRELS_COLUMNS].reset_index(drop=True)
+    judged = judged.assign(grade=judged["grade"].astype(float), absent=absent)
+    return judged[QRELS_COLUMNS].reset_index(drop=True)
 
 
 def absent_summary(qrels: pd.DataFrame) -> str | None:
