@@ -1,7 +1,8 @@
 """Rebuild the shipped sample from the SciFact test collection beside the checkout.
 
 Every abstract judged relevant to a test claim, plus distractors drawn with a fixed seed,
-so the sample's real queries keep all their relevant documents.
+so the sample's real queries keep all their relevant documents. The claims and judgments go
+beside the abstracts (BEIR layout), where the ingest stage finds them.
 
     python data/make_sample.py ../shared/datasets/scifact
 """
@@ -26,7 +27,8 @@ def main(source: Path, target: Path = Path("data")) -> None:
     distractors = sorted(doc["_id"] for doc in docs if doc["_id"] not in judged)
     chosen = judged | set(random.Random(SEED).sample(distractors, SAMPLE_SIZE - len(judged)))
 
-    sample = target / "docs" / "scifact-sample.jsonl.gz"
+    docs_dir = target / "docs"
+    sample = docs_dir / "scifact-sample.jsonl.gz"
     # mtime=0 keeps the gzip bytes identical on every rebuild
     with gzip.GzipFile(sample, "wb", mtime=0) as out:
         for doc in docs:
@@ -34,17 +36,15 @@ def main(source: Path, target: Path = Path("data")) -> None:
                 line = {"_id": doc["_id"], "title": doc["title"], "text": doc["text"]}
                 out.write((json.dumps(line) + "\n").encode())
 
-    queries_dir = target / "queries"
-    queries_dir.mkdir(parents=True, exist_ok=True)
     with (
         open(source / "queries.jsonl", encoding="utf-8") as queries,
-        open(queries_dir / "queries.jsonl", "w", encoding="utf-8") as out,
+        open(docs_dir / "queries.jsonl", "w", encoding="utf-8") as out,
     ):
         for line in queries:
             query = json.loads(line)
             # the BEIR metadata names the evidence documents: a retriever must see the text only
             out.write(json.dumps({"_id": query["_id"], "text": query["text"]}) + "\n")
-    (queries_dir / "qrels.tsv").write_text("\n".join(qrels_lines) + "\n", encoding="utf-8")
+    (docs_dir / "qrels.tsv").write_text("\n".join(qrels_lines) + "\n", encoding="utf-8")
     print(f"{len(chosen)} abstracts ({len(judged)} judged relevant), {len(qrels_lines) - 1} qrels")
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 from goldenset.embedding import embed_texts, load_encoder, model_identity
 from goldenset.embedding_cache import EmbeddingCache
 from goldenset.params import Params
-from goldenset.querysets import read_goldenset, read_real_queries
+from goldenset.querysets import read_goldenset
 from goldenset.stage import run_stage
 from goldenset.vectors import write_vectors
 
@@ -20,8 +20,7 @@ OUT = "data/embeddings"
 def main(params: Params) -> None:
     chunks = pd.read_parquet("data/chunks.parquet", columns=["chunk_id", "text"])
     golden = read_goldenset("data/goldenset.jsonl")
-    real = read_real_queries(params.score.real_queries)
-    real_queries = real[0] if real else pd.DataFrame(columns=["qid", "text"])
+    real_queries = pd.read_parquet("data/queries.parquet", columns=["qid", "text"])
 
     settings = params.embed
     encode, dimension = load_encoder(settings)

@@ -1,25 +1,95 @@
-"""ingest: a folder of documents or a BEIR corpus -> data/documents.parquet, one row per doc."""
+"""ingest: documents and real queries under ingest.path -> data/documents.parquet, queries, qrels.
+
+Exact and near-duplicate documents are dropped (the first in ingest order is kept) and listed
+in data/duplicates.json; judgments on a dropped copy move to its kept twin.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 
-from goldenset.ingest import documents_frame, ingest
+import pandas as pd
+
+from goldenset.duplicates import Duplicate, find_duplicates
+from goldenset.generation.cache import write_atomically
+from goldenset.ingest import IngestResult, documents_frame, ingest
 from goldenset.params import Params
+from goldenset.querysets import (
+    NO_REAL_QUERIES,
+    QRELS_COLUMNS,
+    QUERY_COLUMNS,
+    find_qrels,
+    judged_documents,
+    read_real_queries,
+)
 from goldenset.stage import run_stage
 from goldenset.tables import write_parquet
 
 log = logging.getLogger("goldenset")
 OUT = "data/documents.parquet"
+QUERIES_OUT = "data/queries.parquet"
+QRELS_OUT = "data/qrels.parquet"
+DUPLICATES_OUT = "data/duplicates.json"
 
 
 def main(params: Params) -> None:
     settings = params.ingest
-    result = ingest(settings.path, settings.max_file_mb, progress=True)
+    result = ingest(settings.path, settings.max_file_mb, progress=True, exclude=settings.exclude)
     for skip in result.skipped:
         log.info(skip.line())
-    write_parquet(documents_frame(result.documents), OUT)
-    log.info("ingest: %s -> %s", result.summary(), OUT)
+    documents = result.documents
+    duplicates = find_duplicates(
+        [d.doc_id for d in documents], [d.text for d in documents], settings.near_duplicates
+    )
+    for duplicate in duplicates:
+        log.info(duplicate.line())
+    dropped = {d.doc_id for d in duplicates}
+    kept = [d for d in documents if d.doc_id not in dropped]
+    # checked before anything is written: bad qrels leave the last outputs as they were
+    queries, qrels = _real_queries(params, {d.doc_id for d in kept}, result, duplicates)
+    write_parquet(documents_frame(kept), OUT)
+    _write_duplicates(duplicates)
+    log.info(
+        "ingest: %s%s -> %s",
+        result.summary(),
+        f"; dropped {len(duplicates):,} duplicates ({DUPLICATES_OUT})" if duplicates else "",
+        OUT,
+    )
+    write_parquet(queries, QUERIES_OUT)
+    write_parquet(qrels, QRELS_OUT)
+
+
+def _real_queries(
+    params: Params, doc_ids: set[str], result: IngestResult, duplicates: list[Duplicate]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Queries and judgments against the kept documents; empty tables when there are none."""
+    folder = Path(params.ingest.path)
+    real = read_real_queries(folder) if params.ingest.real_queries and folder.is_dir() else None
+    if real is None:
+        log.info(NO_REAL_QUERIES)
+        return pd.DataFrame({"qid": [], "text": []}, dtype=str)[QUERY_COLUMNS], _empty_qrels()
+    queries, qrels = real
+    skipped = {s.doc_id: s.reason for s in result.skipped if s.doc_id is not None}
+    twins = {d.doc_id: d.kept for d in duplicates}
+    judged = judged_documents(qrels, doc_ids, skipped, twins, str(find_qrels(folder)))
+    log.info("real queries: %d queries, %d judgments from %s", len(queries), len(judged), folder)
+    return queries, judged
+
+
+def _empty_qrels() -> pd.DataFrame:
+    return pd.DataFrame({"qid": [], "doc_id": [], "grade": [], "absent": []}).astype(
+        {"qid": str, "doc_id": str, "grade": float, "absent": str}
+    )[QRELS_COLUMNS]
+
+
+def _write_duplicates(duplicates: list[Duplicate]) -> None:
+    rows = [
+        {"doc_id": d.doc_id, "kept": d.kept, "kind": d.kind, "similarity": d.similarity}
+        for d in duplicates
+    ]
+    write_atomically(Path(DUPLICATES_OUT), json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -7,15 +7,19 @@ import logging
 from pathlib import Path
 
 import pandas as pd
+from scipy.sparse import csr_array
 
 from goldenset.errors import GoldensetError
 from goldenset.params import Params
-from goldenset.querysets import check_qrels_documents, read_goldenset, read_real_queries
+from goldenset.querysets import NO_REAL_QUERIES, absent_summary, read_goldenset
 from goldenset.relevance import (
+    TextClasses,
     chunk_qrels_from_documents,
+    collapse_items,
     document_qrels,
     evidence_qrels,
     group_starts,
+    text_classes,
 )
 from goldenset.retrieval import BM25Scores, DenseScores
 from goldenset.scoring import QuerySet, recall_plot_rows, score
@@ -30,30 +34,45 @@ PLOTTED = [f"{s}_{r}" for s in ("real", "synthetic") for r in ("dense", "bm25")]
 def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, list[str]]]:
     """Each query set with the texts of its queries; sets without queries are left out."""
     sets = []
+    classes = text_classes(chunks["text"])
     golden = read_goldenset("data/goldenset.jsonl")
     if len(golden):
         qrels = evidence_qrels(golden, chunks, params.score.min_overlap)
-        synthetic = QuerySet(
-            "synthetic", golden["qid"].tolist(), qrels, chunks["chunk_id"].tolist()
-        )
+        synthetic = chunk_set("synthetic", golden["qid"].tolist(), qrels, chunks, classes)
         sets.append((synthetic, golden["question"].tolist()))
-    real = read_real_queries(params.score.real_queries)
-    if real is not None:
-        queries, judgments = real
-        check_qrels_documents(judgments, set(chunks["doc_id"]), params.score.real_queries)
+    queries = pd.read_parquet("data/queries.parquet")
+    judgments = pd.read_parquet("data/qrels.parquet")
+    if len(queries):
+        warning = absent_summary(judgments)
+        if warning:
+            log.warning(warning)
         starts = group_starts(chunks["doc_id"])
         doc_order = chunks["doc_id"].iloc[starts].tolist()
         by_doc = document_qrels(queries["qid"], judgments, doc_order)
         qids, texts = queries["qid"].tolist(), queries["text"].tolist()
         sets.append((QuerySet("real", qids, by_doc, doc_order, starts), texts))
         by_chunk = chunk_qrels_from_documents(by_doc, starts, len(chunks))
-        sets.append((QuerySet("real_chunks", qids, by_chunk, chunks["chunk_id"].tolist()), texts))
+        sets.append((chunk_set("real_chunks", qids, by_chunk, chunks, classes), texts))
+    else:
+        log.info(NO_REAL_QUERIES)
     if not sets:
         raise GoldensetError(
-            "score: nothing to score: the golden set is empty and score.real_queries "
-            f"({params.score.real_queries}) holds no queries.jsonl + qrels.tsv"
+            "score: nothing to score: the golden set is empty and there are no real queries "
+            "(queries.jsonl + qrels.tsv in ingest.path); set generate.max_questions above 0"
         )
     return sets
+
+
+def chunk_set(
+    name: str, qids: list[str], qrels: csr_array, chunks: pd.DataFrame, classes: TextClasses | None
+) -> QuerySet:
+    """Chunks ranked as items, chunks of equal text as one item (the first one's id)."""
+    chunk_ids = chunks["chunk_id"].tolist()
+    if classes is None:
+        return QuerySet(name, qids, qrels, chunk_ids)
+    collapsed = collapse_items(qrels, classes.of_chunk, len(classes.starts))
+    item_ids = [chunk_ids[row] for row in classes.first]
+    return QuerySet(name, qids, collapsed, item_ids, classes.starts, classes.order)
 
 
 def main(params: Params) -> None:
@@ -66,13 +85,18 @@ def main(params: Params) -> None:
     results = []
     for query_set, texts in query_sets(params, chunks):
         vector_name = "synthetic" if query_set.name == "synthetic" else "real"
+        scored_rows = query_set.rows
         sources = {}
         if enabled.dense.enabled:
             vectors = read_vectors(EMBEDDINGS, vector_name, query_set.qids)
-            sources["dense"] = DenseScores(vectors, chunk_vectors)
+            items = chunk_vectors if scored_rows is None else chunk_vectors[scored_rows]
+            sources["dense"] = DenseScores(vectors, items)
         if enabled.bm25.enabled:
             bm25 = enabled.bm25
-            sources["bm25"] = BM25Scores(chunks["text"].tolist(), texts, k1=bm25.k1, b=bm25.b)
+            item_texts = chunks["text"]
+            if scored_rows is not None:
+                item_texts = item_texts.iloc[scored_rows]
+            sources["bm25"] = BM25Scores(item_texts.tolist(), texts, k1=bm25.k1, b=bm25.b)
         for retriever, source in sources.items():
             values, rows = score(query_set, retriever, source, params.score.ks, params.score.depth)
             metrics.setdefault(query_set.name, {})[retriever] = values

@@ -300,3 +300,137 @@ def test_chunk_stage_errors_are_one_line(tmp_path):
         "chunk:\n  max_size: 10\n  overlap: 10\n", encoding="utf-8"
     )
     assert_one_line_error(run_stage("chunk", tmp_path), "chunk.overlap")
+
+
+# --- real queries and duplicates, through the stage -----------------------------------------
+
+QRELS_HEADER = "query-id\tcorpus-id\tscore"
+
+
+def write_queries(folder: Path, queries: dict[str, str], qrels: list[str]) -> None:
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()),
+        encoding="utf-8",
+    )
+    (folder / "qrels.tsv").write_text("\n".join([QRELS_HEADER, *qrels]) + "\n", encoding="utf-8")
+
+
+def ingest_project(tmp_path: Path, params: str = "") -> Path:
+    (tmp_path / "params.yaml").write_text(f"ingest:\n  path: docs\n{params}", encoding="utf-8")
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    return tmp_path
+
+
+def read_outputs(project: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list]:
+    data = project / "data"
+    return (
+        pd.read_parquet(data / "documents.parquet"),
+        pd.read_parquet(data / "queries.parquet"),
+        pd.read_parquet(data / "qrels.parquet"),
+        json.loads((data / "duplicates.json").read_text(encoding="utf-8")),
+    )
+
+
+@pytest.mark.parametrize("how", ["no files", "real_queries false", "real_queries null"])
+def test_without_real_queries_ingest_writes_empty_tables_and_says_so(tmp_path, how):
+    params = {"no files": "", "real_queries false": "  real_queries: false\n"}.get(
+        how, "  real_queries: null\n"
+    )
+    project = ingest_project(tmp_path, params)
+    (project / "docs" / "a.md").write_text("# A\n\nSome text about apples.\n", encoding="utf-8")
+    if how != "no files":
+        write_queries(project / "docs", {"q1": "apples?"}, ["q1\ta.md\t1"])
+    process = run_stage("ingest", project)
+    assert process.returncode == 0, process.stderr
+    assert "no real queries: scoring the golden set only" in process.stderr.splitlines()
+    documents, queries, qrels, duplicates = read_outputs(project)
+    assert documents["doc_id"].tolist() == ["a.md"]  # queries.jsonl is never a document
+    assert queries.empty and list(queries.columns) == ["qid", "text"]
+    assert qrels.empty and list(qrels.columns) == ["qid", "doc_id", "grade", "absent"]
+    assert duplicates == []
+
+
+def test_real_queries_beside_the_documents_in_the_beir_layout(tmp_path):
+    project = ingest_project(tmp_path, "  exclude: [SOURCE.md]\n")
+    docs = project / "docs"
+    write_corpus(
+        docs / "corpus.jsonl.gz",
+        [
+            json.dumps({"_id": "d1", "title": "One", "text": "About apples and pears."}),
+            json.dumps({"_id": "d2", "title": "", "text": ""}),  # empty: skipped
+            json.dumps({"_id": "d3", "title": "Three", "text": "About plums and cherries."}),
+        ],
+    )
+    (docs / "SOURCE.md").write_text("# Where it came from\n", encoding="utf-8")
+    (docs / "qrels").mkdir()
+    (docs / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": q}) for q in ["q1"]) + "\n", encoding="utf-8"
+    )
+    (docs / "qrels" / "test.tsv").write_text(
+        f"{QRELS_HEADER}\nq1\td1\t1\nq1\td2\t2\n", encoding="utf-8"
+    )
+    process = run_stage("ingest", project)
+    assert process.returncode == 0, process.stderr
+    assert "real queries: 1 queries, 2 judgments" in process.stderr
+    documents, queries, qrels, _ = read_outputs(project)
+    assert documents["doc_id"].tolist() == ["d1", "d3"]  # SOURCE.md excluded
+    assert queries.to_dict("records") == [{"qid": "q1", "text": "q1"}]
+    assert qrels.to_dict("records") == [
+        {"qid": "q1", "doc_id": "d1", "grade": 1.0, "absent": ""},
+        {"qid": "q1", "doc_id": "d2", "grade": 2.0, "absent": "no text"},
+    ]
+
+
+def test_qrels_naming_a_document_the_corpus_never_had_is_one_line(tmp_path):
+    project = ingest_project(tmp_path)
+    (project / "docs" / "a.txt").write_text("apples", encoding="utf-8")
+    write_queries(project / "docs", {"q1": "apples?"}, ["q1\ta.txt\t1", "q1\tmissing-doc\t1"])
+    assert_one_line_error(run_stage("ingest", project), "'missing-doc'", "ingest.path", "qrels")
+
+
+def test_only_queries_without_qrels_is_one_line(tmp_path):
+    project = ingest_project(tmp_path)
+    (project / "docs" / "a.txt").write_text("apples", encoding="utf-8")
+    (project / "docs" / "queries.jsonl").write_text('{"_id": "q", "text": "t"}\n')
+    assert_one_line_error(run_stage("ingest", project), "qrels.tsv", "ingest.real_queries")
+
+
+PAGE_V1 = " ".join(
+    f"Sentence {i} of the installation guide explains step {i} in plain words." for i in range(40)
+)
+
+
+def test_duplicates_are_dropped_named_and_their_judgments_move_to_the_kept_twin(tmp_path):
+    project = ingest_project(tmp_path)
+    docs = project / "docs"
+    (docs / "guide.md").write_text(PAGE_V1, encoding="utf-8")
+    # same text after normalisation: case, spacing, line endings
+    (docs / "mirror" / "guide.txt").parent.mkdir()
+    (docs / "mirror" / "guide.txt").write_text(PAGE_V1.upper().replace(" ", "  \r\n"))
+    # the same page in a second version: one sentence changed
+    (docs / "v2.md").write_text(PAGE_V1.replace("step 7 in", "step seven in"), encoding="utf-8")
+    (docs / "other.md").write_text("A different page about the cafeteria menu.", encoding="utf-8")
+    write_queries(docs, {"q1": "step 7?", "q2": "menu?"}, ["q1\tv2.md\t1", "q2\tother.md\t1"])
+    process = run_stage("ingest", project)
+    assert process.returncode == 0, process.stderr
+    lines = process.stderr.splitlines()
+    assert "dropped mirror/guide.txt: duplicate of guide.md" in lines
+    near = [line for line in lines if line.startswith("dropped v2.md: near-duplicate (")]
+    assert len(near) == 1 and near[0].endswith(") of guide.md")
+    assert "dropped 2 duplicates (data/duplicates.json)" in process.stderr
+    documents, _, qrels, duplicates = read_outputs(project)
+    assert documents["doc_id"].tolist() == ["guide.md", "other.md"]
+    assert [(d["doc_id"], d["kept"], d["kind"]) for d in duplicates] == [
+        ("mirror/guide.txt", "guide.md", "exact"),
+        ("v2.md", "guide.md", "near"),
+    ]
+    assert 0.8 <= duplicates[1]["similarity"] < 1
+    assert qrels[["qid", "doc_id"]].values.tolist() == [["q1", "guide.md"], ["q2", "other.md"]]
+
+    # near-duplicates off: only the exact copy goes
+    (project / "params.yaml").write_text("ingest:\n  path: docs\n  near_duplicates: null\n")
+    assert run_stage("ingest", project).returncode == 0
+    documents, _, qrels, duplicates = read_outputs(project)
+    assert documents["doc_id"].tolist() == ["guide.md", "other.md", "v2.md"]
+    assert [d["doc_id"] for d in duplicates] == ["mirror/guide.txt"]
+    assert qrels["doc_id"].tolist() == ["v2.md", "other.md"]

@@ -51,21 +51,20 @@ def write_small_corpus(project: Path, n_docs: int = 40) -> None:
     doc_ids = {doc["_id"] for doc in docs}
     qrels = [
         line.split("\t")
-        for line in (ROOT / "data/queries/qrels.tsv").read_text().splitlines()[1:]
+        for line in (ROOT / "data/docs/qrels.tsv").read_text().splitlines()[1:]
         if line.split("\t")[1] in doc_ids
     ]
     qids = {qid for qid, _, _ in qrels}
     queries = [
         line
-        for line in (ROOT / "data/queries/queries.jsonl").read_text().splitlines()
+        for line in (ROOT / "data/docs/queries.jsonl").read_text().splitlines()
         if json.loads(line)["_id"] in qids
     ]
     (project / "data/docs").mkdir(parents=True)
-    (project / "data/queries").mkdir(parents=True)
     (project / "data/docs/corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    (project / "data/queries/queries.jsonl").write_text("\n".join(queries) + "\n")
+    (project / "data/docs/queries.jsonl").write_text("\n".join(queries) + "\n")
     rows = ["query-id\tcorpus-id\tscore", *("\t".join(row) for row in qrels)]
-    (project / "data/queries/qrels.tsv").write_text("\n".join(rows) + "\n")
+    (project / "data/docs/qrels.tsv").write_text("\n".join(rows) + "\n")
 
 
 def copy_project(project: Path, names: list[str]) -> Path:

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
+from scipy.sparse import csr_array
 
+from goldenset.metrics import evaluate, rank_run
 from goldenset.relevance import (
     chunk_qrels_from_documents,
+    collapse_items,
     document_qrels,
     evidence_qrels,
     group_starts,
+    text_classes,
 )
+from goldenset.retrieval import DenseScores, top_k
+from tests.test_metrics import TREC_NAMES, trec_eval_scores
 
 
 def chunks_of(spans: dict[str, list[tuple[int, int]]]) -> pd.DataFrame:
@@ -75,3 +82,59 @@ def test_document_judgments_reach_every_chunk_of_the_document():
     np.testing.assert_array_equal(by_doc.toarray(), [[1, 0, 2], [0, 1, 0]])
     by_chunk = chunk_qrels_from_documents(by_doc, starts, len(chunks))
     np.testing.assert_array_equal(by_chunk.toarray(), [[1, 1, 0, 2, 2, 2], [0, 0, 1, 0, 0, 0]])
+
+
+def test_a_judged_document_absent_from_the_corpus_is_missed_as_in_trec_eval():
+    """trec_eval counts every judged relevant document, retrieved or not."""
+    doc_order = ["a", "b", "c", "d"]
+    judged = {"q1": {"b": 1, "gone": 1}, "q2": {"gone": 2}, "q3": {"c": 2, "a": 1, "gone": 1}}
+    qrels = pd.DataFrame(
+        [(q, d, g) for q, docs in judged.items() for d, g in docs.items()],
+        columns=["qid", "doc_id", "grade"],
+    )
+    run = {
+        "q1": {"a": 0.9, "b": 0.8, "c": 0.1, "d": 0.0},
+        "q2": {"a": 0.5, "b": 0.4, "c": 0.3, "d": 0.2},
+        "q3": {"c": 0.7, "b": 0.6, "a": 0.5, "d": 0.4},
+    }
+    qids = list(judged)
+    by_doc = document_qrels(pd.Series(qids), qrels, doc_order)
+    assert by_doc.shape == (3, 5)  # "gone" is a column after the documents
+    ks = [1, 2, 3, 10]
+    ours = evaluate(rank_run(run, doc_order, query_ids=qids), by_doc, ks)
+    trec = trec_eval_scores(judged, run, ks)
+    assert ours["query"].tolist() == [0, 1, 2]
+    for position, qid in enumerate(qids):
+        for k in ks:
+            for our_name, trec_name in TREC_NAMES.items():
+                assert ours[our_name.format(k=k)][position] == pytest.approx(
+                    trec[qid][trec_name.format(k=k)], abs=1e-9
+                ), (qid, our_name.format(k=k))
+    assert ours["recall@10"].tolist() == [0.5, 0.0, pytest.approx(2 / 3)]
+    # every chunk of a judged document, and the absent one after them
+    by_chunk = chunk_qrels_from_documents(by_doc, np.array([0, 2, 3, 4]), 5)
+    np.testing.assert_array_equal(by_chunk.toarray()[0], [0, 0, 1, 0, 0, 1])
+
+
+def test_chunks_of_equal_text_are_one_item_and_rank_as_without_the_copy():
+    texts = ["alpha", "beta", "gamma", "delta"]
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((4, 8)).astype(np.float32)
+    queries = rng.standard_normal((6, 8)).astype(np.float32)
+    # the corpus with copies of beta and delta (spacing and case differ) at the front
+    copy_texts = ["  BETA ", "delta", *texts]
+    copy_vectors = np.vstack([vectors[1], vectors[3], vectors])
+    assert text_classes(pd.Series(texts)) is None
+    classes = text_classes(pd.Series(copy_texts))
+    np.testing.assert_array_equal(classes.of_chunk, [0, 1, 2, 0, 3, 1])
+    np.testing.assert_array_equal(classes.first, [0, 1, 2, 4])
+    plain = top_k(DenseScores(queries, vectors), 4)
+    grouped = top_k(DenseScores(queries, copy_vectors[classes.order]), 4, groups=classes.starts)
+    # class c is text ["beta", "delta", "alpha", "gamma"][c]: the same ranking, renamed
+    as_text = np.array(["beta", "delta", "alpha", "gamma"])
+    np.testing.assert_array_equal(as_text[grouped.indices], np.array(texts)[plain.indices])
+    np.testing.assert_allclose(grouped.scores, plain.scores)
+    # a question about alpha's copy-free chunk, one about the second copy of beta
+    qrels = csr_array(np.array([[0, 0, 1, 0, 0, 0, 1], [0, 0, 0, 2, 0, 0, 0]], dtype=float))
+    collapsed = collapse_items(qrels, classes.of_chunk, 4)  # column 6: judged, absent
+    np.testing.assert_array_equal(collapsed.toarray(), [[0, 0, 1, 0, 1], [2, 0, 0, 0, 0]])

@@ -12,8 +12,10 @@ from goldenset.vectors import write_vectors
 from tests.stages import assert_one_line_error, run_stage
 
 
-def small_project(folder: Path, qrels_rows: list[str], ks: str = "[1, 3]") -> Path:
-    """Three chunks of two documents, their vectors, and one real query."""
+def small_project(
+    folder: Path, qrels_rows: list[tuple[str, str, float, str]], ks: str = "[1, 3]"
+) -> Path:
+    """Three chunks of two documents, their vectors, and one real query as ingest wrote it."""
     chunks = pd.DataFrame(
         {
             "chunk_id": ["a#0", "a#1", "b#0"],
@@ -23,14 +25,14 @@ def small_project(folder: Path, qrels_rows: list[str], ks: str = "[1, 3]") -> Pa
             "text": ["red apple", "green pear", "blue plum"],
         }
     )
-    (folder / "data" / "queries").mkdir(parents=True)
+    (folder / "data").mkdir(parents=True)
     chunks.to_parquet(folder / "data/chunks.parquet", index=False)
     (folder / "data/goldenset.jsonl").write_text("")
-    queries = folder / "data/queries"
-    (queries / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "pear"}) + "\n")
-    (queries / "qrels.tsv").write_text(
-        "\n".join(["query-id\tcorpus-id\tscore", *qrels_rows]) + "\n"
-    )
+    qids = ["q1"] if qrels_rows else []
+    queries = pd.DataFrame({"qid": qids, "text": ["pear"] * len(qids)}, dtype=str)
+    queries.to_parquet(folder / "data/queries.parquet", index=False)
+    qrels = pd.DataFrame(qrels_rows, columns=["qid", "doc_id", "grade", "absent"])
+    qrels.astype({"grade": float}).to_parquet(folder / "data/qrels.parquet", index=False)
     vectors = np.eye(3, dtype=np.float32)
     write_vectors(folder / "data/embeddings", "chunks", chunks["chunk_id"].tolist(), vectors)
     write_vectors(folder / "data/embeddings", "real", ["q1"], vectors[1:2])
@@ -39,15 +41,8 @@ def small_project(folder: Path, qrels_rows: list[str], ks: str = "[1, 3]") -> Pa
     return folder
 
 
-def test_qrels_naming_unknown_documents_is_one_line(tmp_path):
-    project = small_project(tmp_path, ["q1\ta\t1", "q1\tmissing-doc\t1"])
-    assert_one_line_error(
-        run_stage("score", project), "score.real_queries", "'missing-doc'", "ingest.path"
-    )
-
-
 def test_k_larger_than_the_corpus_warns_and_scores(tmp_path):
-    project = small_project(tmp_path, ["q1\ta\t1"], ks="[1, 10]")
+    project = small_project(tmp_path, [("q1", "a", 1, "")], ks="[1, 10]")
     process = run_stage("score", project)
     assert process.returncode == 0, process.stderr
     assert "warning: real has 2 items, fewer than k=10" in process.stderr
@@ -60,12 +55,31 @@ def test_k_larger_than_the_corpus_warns_and_scores(tmp_path):
 
 
 def test_unknown_embedding_model_is_one_line(tmp_path):
-    project = small_project(tmp_path, ["q1\ta\t1"])
+    project = small_project(tmp_path, [("q1", "a", 1, "")])
     (project / "params.yaml").write_text("embed:\n  model: no-such-org/no-such-model\n")
     assert_one_line_error(run_stage("embed", project), "embed.model", "no-such-org/no-such-model")
 
 
 def test_nothing_to_score_is_one_line(tmp_path):
-    project = small_project(tmp_path, ["q1\ta\t1"])
-    (project / "params.yaml").write_text("score:\n  real_queries: data/none\n")
-    assert_one_line_error(run_stage("score", project), "nothing to score", "score.real_queries")
+    project = small_project(tmp_path, [])
+    process = run_stage("score", project)
+    assert process.returncode == 1 and "Traceback" not in process.stderr
+    # the notice, then the error
+    notice, error = process.stderr.strip().splitlines()
+    assert notice == "no real queries: scoring the golden set only"
+    assert error.startswith("error: score: nothing to score") and "generate.max_questions" in error
+
+
+def test_a_judged_document_skipped_at_ingest_counts_as_missed_with_one_warning(tmp_path):
+    project = small_project(tmp_path, [("q1", "a", 1, ""), ("q1", "gone", 1, "empty")], "[1, 2]")
+    process = run_stage("score", project)
+    assert process.returncode == 0, process.stderr
+    warnings = [line for line in process.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: 1 judged documents were skipped at ingest (1 empty): they count as relevant "
+        "and never retrieved, as trec_eval counts them"
+    ]
+    scores = json.loads((project / "metrics/scores.json").read_text())
+    # a found, gone never: recall 1/2 at every k, as trec_eval (tests/test_relevance.py)
+    assert scores["real"]["dense"]["recall@2"] == 0.5
+    assert scores["real"]["dense"]["hit@1"] == 1.0

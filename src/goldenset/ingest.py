@@ -6,8 +6,9 @@ and a BEIR corpus contributes its documents in line order. For a folder of files
 simply doc_id order.
 
 Text is kept as written, except that line endings become "\\n" and HTML is reduced to its text.
-Hidden files and folders (".git", ".DS_Store") are not looked at; files with other extensions
-are counted as ignored.
+Hidden files and folders (".git", ".DS_Store"), paths matching `ingest.exclude`, and the real
+queries of a BEIR layout (`queries.jsonl`, `qrels.tsv`, `qrels/` at the top of the folder) are
+not documents; files with other extensions are counted as ignored.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +29,7 @@ from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, P
 from tqdm import tqdm
 
 from goldenset.errors import GoldensetError
+from goldenset.querysets import is_real_query_file
 
 DOCUMENT_SUFFIXES = (".md", ".txt", ".rst", ".html", ".htm")
 CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz")
@@ -58,6 +61,7 @@ class Skip:
     source: str
     reason: str  # one of the reason constants above
     detail: str  # the line shown to the user, after the source
+    doc_id: str | None = None  # the id the document would have had, when it is known
 
     def line(self) -> str:
         return f"skipped {self.source}: {self.detail}"
@@ -81,8 +85,15 @@ class IngestResult:
         return "; ".join(parts)
 
 
-def ingest(path: str | Path, max_file_mb: float, progress: bool = False) -> IngestResult:
+def ingest(
+    path: str | Path,
+    max_file_mb: float,
+    progress: bool = False,
+    exclude: Iterable[str] = (),
+) -> IngestResult:
     """Read every supported document under `path` (a folder, a BEIR corpus or one document file).
+
+    `exclude`: glob patterns (fnmatch, on the path relative to the folder) of files to leave out.
 
     Raises GoldensetError when the path is missing, when two documents share a doc_id, or when
     nothing usable was found.
@@ -93,7 +104,16 @@ def ingest(path: str | Path, max_file_mb: float, progress: bool = False) -> Inge
             f"ingest.path: {path} does not exist (expected a folder of {SUPPORTED})"
         )
     if path.is_dir():
-        root, files = path, _files_under(path)
+        patterns = list(exclude)
+        root, files = (
+            path,
+            [
+                file
+                for file in _files_under(path)
+                if not is_real_query_file(rel := file.relative_to(path).as_posix())
+                and not any(fnmatchcase(rel, pattern) for pattern in patterns)
+            ],
+        )
     elif _kind(path) is None:
         raise GoldensetError(
             f"ingest.path: {path} is not a supported format (expected {SUPPORTED})"
@@ -169,11 +189,12 @@ def _check_unique(documents: list[Document]) -> None:
 def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:
     size = file.stat().st_size
     if size > max_bytes:
-        result.skipped.append(Skip(source, TOO_LARGE, f"too large: {_over_limit(size, max_bytes)}"))
+        skip = Skip(source, TOO_LARGE, f"too large: {_over_limit(size, max_bytes)}", source)
+        result.skipped.append(skip)
         return
     raw = file.read_bytes()
     if not raw:
-        result.skipped.append(Skip(source, EMPTY, "empty file"))
+        result.skipped.append(Skip(source, EMPTY, "empty file", source))
         return
     text = _decode(raw, source, result)
     if text is None:
@@ -188,7 +209,7 @@ def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestR
     else:
         title = None
     if not text.strip():
-        result.skipped.append(Skip(source, NO_TEXT, "no text in it"))
+        result.skipped.append(Skip(source, NO_TEXT, "no text in it", source))
         return
     result.documents.append(Document(source, source, title or file.stem, text))
 
@@ -200,7 +221,9 @@ def _over_limit(size: int, max_bytes: int) -> str:
 def _decode(raw: bytes, source: str, result: IngestResult) -> str | None:
     """UTF-8 text with "\\n" line endings, or None after recording why it was skipped."""
     if b"\x00" in raw[:BINARY_PROBE_BYTES]:
-        result.skipped.append(Skip(source, BINARY, "binary file (NUL bytes in the first 8 KiB)"))
+        result.skipped.append(
+            Skip(source, BINARY, "binary file (NUL bytes in the first 8 KiB)", source)
+        )
         return None
     try:
         text = raw.decode("utf-8-sig")
@@ -211,6 +234,7 @@ def _decode(raw: bytes, source: str, result: IngestResult) -> str | None:
                 NOT_UTF8,
                 f"not UTF-8 (bad byte at offset {error.start}), convert it with iconv, "
                 "e.g. iconv -f latin1 -t utf-8",
+                source,
             )
         )
         return None
@@ -402,14 +426,16 @@ def _read_corpus_line(raw: bytes, source: str, max_bytes: int, result: IngestRes
     if not isinstance(record, dict) or not isinstance(record.get("_id"), (str, int)):
         result.skipped.append(Skip(source, BAD_LINE, 'no "_id" (a string) in this line'))
         return
+    doc_id = str(record["_id"])
     title, body = record.get("title") or "", record.get("text") or ""
     if not isinstance(title, str) or not isinstance(body, str):
-        result.skipped.append(Skip(source, BAD_LINE, '"title" and "text" must be strings'))
+        skip = Skip(source, BAD_LINE, '"title" and "text" must be strings', doc_id)
+        result.skipped.append(skip)
         return
     # MTEB/BEIR embed a whole abstract as title + " " + text
     text = (f"{title} {body}" if title.strip() else body).strip()
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text:
-        result.skipped.append(Skip(source, NO_TEXT, "no title or text"))
+        result.skipped.append(Skip(source, NO_TEXT, "no title or text", doc_id))
         return
-    result.documents.append(Document(str(record["_id"]), source, title.strip(), text))
+    result.documents.append(Document(doc_id, source, title.strip(), text))

@@ -18,6 +18,13 @@ class Section(BaseModel):
 class IngestParams(Section):
     path: str = "data/docs"
     max_file_mb: float = Field(20.0, gt=0)
+    exclude: list[str] = Field(default_factory=list, description="glob patterns under path")
+    real_queries: bool | None = Field(
+        True, description="BEIR queries.jsonl + qrels.tsv in path; false or null: none"
+    )
+    near_duplicates: float | None = Field(
+        0.8, gt=0, le=1, description="shingle Jaccard at which a document is dropped; null: off"
+    )
 
 
 ChunkStrategy = Literal["none", "chars", "tokens", "sentences", "paragraphs", "markdown"]
@@ -96,7 +103,6 @@ class ScoreParams(Section):
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1)
     depth: int = Field(100, gt=0, description="results kept per question")
     min_overlap: float = Field(0.5, gt=0, le=1)
-    real_queries: str = "data/queries"
 
     @model_validator(mode="after")
     def _positive_ks(self) -> ScoreParams:

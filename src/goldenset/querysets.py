@@ -1,4 +1,10 @@
-"""The questions a retriever is scored on: the generated golden set and real queries."""
+"""The questions a retriever is scored on: the generated golden set and real queries.
+
+Real queries are the BEIR files at the top of the `ingest.path` folder (`queries.jsonl`, and
+`qrels.tsv` or `qrels/test.tsv`). The ingest stage reads them and writes data/queries.parquet
+and data/qrels.parquet, which always exist (empty when there are none), so no later stage
+depends on a path a fresh clone may lack.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,13 @@ import pandas as pd
 from goldenset.errors import GoldensetError
 
 GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
+QUERY_COLUMNS = ["qid", "text"]
+# absent: why a judged document is not in the corpus ("" when it is): trec_eval still counts
+# it as relevant, and a retriever can never find it
+QRELS_COLUMNS = ["qid", "doc_id", "grade", "absent"]
+QUERIES_FILE = "queries.jsonl"
+QRELS_FILES = ("qrels.tsv", "qrels/test.tsv")
+NO_REAL_QUERIES = "no real queries: scoring the golden set only"
 
 
 def read_goldenset(path: str | Path) -> pd.DataFrame:
@@ -21,10 +34,15 @@ def read_goldenset(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=None if rows else GOLDENSET_COLUMNS)
 
 
+def is_real_query_file(relative_path: str) -> bool:
+    """True for the BEIR query and judgment files at the top of the documents folder."""
+    return relative_path in (QUERIES_FILE, "qrels.tsv") or relative_path.startswith("qrels/")
+
+
 def find_qrels(folder: Path) -> Path | None:
-    for candidate in (folder / "qrels.tsv", folder / "qrels" / "test.tsv"):
-        if candidate.exists():
-            return candidate
+    for name in QRELS_FILES:
+        if (folder / name).exists():
+            return folder / name
     return None
 
 
@@ -39,7 +57,8 @@ def read_real_queries(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame] |
         return None
     if not queries_path.exists() or qrels_path is None:
         raise GoldensetError(
-            f"score.real_queries: {folder} needs both queries.jsonl and qrels.tsv (BEIR format)"
+            f"ingest.path: {folder} needs both queries.jsonl and qrels.tsv (BEIR format) "
+            "for real queries, or neither; or set ingest.real_queries: false"
         )
     queries = _read_queries(queries_path)
     qrels = _read_qrels(qrels_path)
@@ -79,11 +98,41 @@ def _read_qrels(path: Path) -> pd.DataFrame:
     return qrels
 
 
-def check_qrels_documents(qrels: pd.DataFrame, doc_ids: set[str], qrels_folder: str) -> None:
-    """Judgments on documents missing from the corpus mean the wrong corpus or the wrong qrels."""
-    unknown = sorted(set(qrels["doc_id"]) - doc_ids)
+def judged_documents(
+    qrels: pd.DataFrame,
+    doc_ids: set[str],
+    skipped: dict[str, str],
+    kept_twin: dict[str, str],
+    qrels_path: str,
+) -> pd.DataFrame:
+    """Qrels against the ingested corpus: the QRELS_COLUMNS table.
+
+    A judgment on a dropped duplicate moves to its kept twin (the best grade when both were
+    judged). A judged document skipped at ingest (`skipped`: doc_id -> reason) stays, marked
+    absent. Any other unknown document means the wrong corpus or the wrong qrels: an error.
+    """
+    judged = qrels.assign(doc_id=qrels["doc_id"].map(lambda d: kept_twin.get(d, d)))
+    unknown = sorted(set(judged["doc_id"]) - doc_ids - set(skipped))
     if unknown:
         raise GoldensetError(
-            f"score.real_queries: the qrels in {qrels_folder} name {len(unknown)} documents "
-            f"that are not in the corpus (first: {unknown[0]!r}); check ingest.path or the qrels"
+            f"ingest.path: the qrels {qrels_path} name {len(unknown)} documents that are "
+            f"not in the corpus (first: {unknown[0]!r}); check ingest.path or the qrels"
         )
+    judged = judged.sort_values("grade", ascending=False, kind="stable")
+    judged = judged.drop_duplicates(["qid", "doc_id"]).sort_index()
+    absent = judged["doc_id"].map(lambda d: "" if d in doc_ids else skipped[d])
+    judged = judged.assign(grade=judged["grade"].astype(float), absent=absent)
+    return judged[QRELS_COLUMNS].reset_index(drop=True)
+
+
+def absent_summary(qrels: pd.DataFrame) -> str | None:
+    """One warning for judged documents skipped at ingest, or None when there are none."""
+    absent = qrels.drop_duplicates("doc_id")
+    absent = absent[absent["absent"] != ""]
+    if absent.empty:
+        return None
+    reasons = ", ".join(f"{n} {why}" for why, n in absent["absent"].value_counts().items())
+    return (
+        f"warning: {len(absent)} judged documents were skipped at ingest ({reasons}): they count "
+        "as relevant and never retrieved, as trec_eval counts them"
+    )

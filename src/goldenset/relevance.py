@@ -5,13 +5,25 @@ judgments hold for any chunking: a chunk is relevant when it covers at least `mi
 the evidence span, or when it lies wholly inside the evidence (a chunking finer than the
 evidence must not leave a question without any relevant chunk). When no chunk qualifies, the
 chunks covering the largest share count, so every question is scored under every chunking.
+
+Chunks with the same text (after the normalisation of goldenset.duplicates) are one item when
+chunks are ranked: a retriever that returns the copy of a relevant chunk found it, and the copy
+neither adds a relevant item nor pushes anything down. Ranking classes of equal text is exactly
+ranking the corpus without the copies.
+
+A judged document absent from the corpus (skipped at ingest) stays a relevant item that no
+retriever can return, as in trec_eval: it lowers recall and nDCG, never raises them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
-from scipy.sparse import csr_array
+from scipy.sparse import coo_array, csr_array
+
+from goldenset.duplicates import text_key
 
 
 def document_ranges(chunk_doc_ids: pd.Series) -> dict[str, tuple[int, int]]:
@@ -58,10 +70,15 @@ def evidence_qrels(questions: pd.DataFrame, chunks: pd.DataFrame, min_overlap: f
 
 
 def document_qrels(qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]) -> csr_array:
-    """(queries x documents) graded judgments, documents in chunk-group order."""
+    """(queries x documents) graded judgments, documents in chunk-group order.
+
+    Judged documents not in `doc_order` get columns after it, in id order: relevant items
+    that no ranking holds.
+    """
     query_row = {qid: i for i, qid in enumerate(qids)}
-    doc_col = {doc_id: i for i, doc_id in enumerate(doc_order)}
-    judged = qrels[qrels["qid"].isin(query_row) & qrels["doc_id"].isin(doc_col)]
+    judged = qrels[qrels["qid"].isin(query_row)]
+    absent = sorted(set(judged["doc_id"]) - set(doc_order))
+    doc_col = {doc_id: i for i, doc_id in enumerate([*doc_order, *absent])}
     rows = judged["qid"].map(query_row).to_numpy()
     cols = judged["doc_id"].map(doc_col).to_numpy()
     grades = judged["grade"].to_numpy(dtype=np.float64)
@@ -71,6 +88,48 @@ def document_qrels(qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]) -
 def chunk_qrels_from_documents(
     doc_qrels: csr_array, starts: np.ndarray, n_chunks: int
 ) -> csr_array:
-    """Every chunk of a judged document inherits the document's grade."""
+    """Every chunk of a judged document inherits the document's grade.
+
+    Columns of `doc_qrels` beyond the documents (judged, absent) follow the chunks, one each.
+    """
     chunk_doc = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n_chunks]))
-    return csr_array(doc_qrels.tocsc()[:, chunk_doc])
+    absent = np.arange(len(starts), doc_qrels.shape[1])
+    return csr_array(doc_qrels.tocsc()[:, np.r_[chunk_doc, absent]])
+
+
+@dataclass(frozen=True)
+class TextClasses:
+    """Chunks grouped by equal text; classes numbered by their first chunk, in chunk order."""
+
+    of_chunk: np.ndarray  # class of each chunk row
+    order: np.ndarray  # chunk rows sorted by class (stable): the rows a retriever scores
+    starts: np.ndarray  # where each class begins in `order`: the groups of top_k
+    first: np.ndarray  # first chunk row of each class: its id in results
+
+
+def text_classes(chunk_texts: pd.Series) -> TextClasses | None:
+    """Classes of chunks with equal normalised text; None when every chunk text is distinct."""
+    keys = [text_key(text) for text in chunk_texts]
+    of_chunk, uniques = pd.factorize(pd.Series(keys, dtype=object))
+    if len(uniques) == len(keys):
+        return None
+    order = np.argsort(of_chunk, kind="stable")
+    starts = group_starts(pd.Series(of_chunk[order]))
+    return TextClasses(of_chunk.astype(np.int64), order, starts, order[starts])
+
+
+def collapse_items(qrels: csr_array, of_item: np.ndarray, n_classes: int) -> csr_array:
+    """(queries x classes) judgments: the best grade of a class's items.
+
+    Columns beyond `of_item` (judged items absent from the corpus) follow the classes.
+    """
+    n_items = len(of_item)
+    target = np.r_[of_item, np.arange(qrels.shape[1] - n_items) + n_classes]
+    entries = coo_array(qrels)
+    frame = (
+        pd.DataFrame({"row": entries.row, "col": target[entries.col], "grade": entries.data})
+        .groupby(["row", "col"], as_index=False)["grade"]
+        .max()
+    )
+    shape = (qrels.shape[0], n_classes + qrels.shape[1] - n_items)
+    return csr_array((frame["grade"].to_numpy(), (frame["row"], frame["col"])), shape=shape)

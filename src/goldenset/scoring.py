@@ -19,9 +19,12 @@ log = logging.getLogger("goldenset")
 class QuerySet:
     name: str  # the first key of a metric: synthetic, real, real_chunks
     qids: list[str]
-    qrels: csr_array  # (queries x items): items are chunks, or documents when groups is set
+    # (queries x items): items are chunks, text classes of chunks, or documents; columns past
+    # item_ids are judged items absent from the corpus, which no retriever returns
+    qrels: csr_array
     item_ids: list[str]
-    groups: np.ndarray | None = None  # chunk rows where each document starts: rank documents
+    groups: np.ndarray | None = None  # where each item's rows start: an item scores its best row
+    rows: np.ndarray | None = None  # chunk rows the retriever scores, in order; None: all chunks
 
 
 def score(
