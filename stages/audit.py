@@ -13,7 +13,7 @@ from goldenset.audit import document_texts, real_query_overlaps, render_report, 
 from goldenset.errors import GoldensetError
 from goldenset.generation.cache import write_atomically
 from goldenset.params import Params
-from goldenset.querysets import read_goldenset, read_real_queries
+from goldenset.querysets import read_goldenset
 from goldenset.stage import run_stage
 from goldenset.vectors import read_vectors
 
@@ -24,11 +24,14 @@ GENERATE_STATS = Path("data/generate_stats.json")
 EMBEDDINGS = Path("data/embeddings")
 METRICS = Path("metrics/audit.json")
 REPORT = Path("reports/audit.md")
+QUERIES = Path("data/queries.parquet")
+QRELS = Path("data/qrels.parquet")
 
 
-def real_queries(params: Params) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(queries, qrels) of the real queries, or None: the one place the audit reads them from."""
-    return read_real_queries(params.score.real_queries)
+def real_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(queries, qrels) that ingest found beside the documents, or None when there are none."""
+    queries = pd.read_parquet(QUERIES)
+    return (queries, pd.read_parquet(QRELS)) if len(queries) else None
 
 
 def main(params: Params) -> None:
@@ -41,7 +44,7 @@ def main(params: Params) -> None:
     except FileNotFoundError:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, "synthetic", golden["qid"].astype(str).tolist())
-    real = real_queries(params)
+    real = real_queries()
     overlaps = real_query_overlaps(real[0], real[1], documents) if real is not None else None
     audit = run_audit(golden, documents, vectors, stats, overlaps, params.audit)
     for path, text in [

@@ -24,6 +24,10 @@ def make_project(tmp_path):
     (project / "data" / "goldenset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     vectors = np.eye(3, 4, dtype=np.float32)
     write_vectors(project / "data" / "embeddings", "synthetic", ECHOING["qid"].tolist(), vectors)
+    # ingest always writes the real-query tables; empty here: no real queries
+    pd.DataFrame({"qid": [], "text": []}, dtype=str).to_parquet(project / "data/queries.parquet")
+    qrels = pd.DataFrame({"qid": [], "doc_id": [], "grade": []}).astype({"grade": float})
+    qrels.to_parquet(project / "data/qrels.parquet")
     (project / "params.yaml").write_text("audit:\n  sample_size: 3\n")
     return project
 
@@ -37,7 +41,7 @@ def test_an_echoing_golden_set_is_flagged(tmp_path):
     metrics = json.loads((project / "metrics" / "audit.json").read_text())
     assert metrics["echo_share"] == 1.0 and metrics["flags"] == 1
     assert metrics["yield"] == 0.75 and metrics["rejects"] == {"total": 1, "not_json": 1}
-    assert "real_queries" not in metrics  # data/queries does not exist here
+    assert "real_queries" not in metrics  # no real queries in this project
     assert "audit: echo: 100% of questions" in result.stderr
     report = (project / "reports" / "audit.md").read_text()
     assert "- echo: 100% of questions" in report and "> The backup job runs nightly" in report
