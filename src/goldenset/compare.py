@@ -220,8 +220,14 @@ def _budgets(settings: Settings) -> str:
     return f"budget {settings.default_budget:g}{named}"
 
 
-def _cells(row: Row) -> list[str]:
-    status = "REGRESSION" if row.regression else ("improved" if row.improvement else "")
+def _cells(row: Row, alpha: float) -> list[str]:
+    status = ""
+    if row.regression:
+        status = "REGRESSION"
+    elif row.improvement:
+        status = "improved"
+    elif row.p_value < alpha and row.delta < 0:
+        status = "worse, within budget"
     return [
         row.query_set,
         row.retriever,
@@ -284,7 +290,7 @@ def render_markdown(
     lines.append("| " + " | ".join(HEADER) + " |")
     lines.append("|" + "|".join(["---"] * 3 + ["---:"] * 5 + ["---:", "---"]) + "|")
     for row in rows:
-        lines.append("| " + " | ".join(_cells(row)) + " |")
+        lines.append("| " + " | ".join(_cells(row, settings.alpha)) + " |")
     lines += ["", f"**{verdict(rows, settings)}**", ""]
     if regressed:
         lines += [
@@ -307,7 +313,7 @@ def render_text(
     settings: Settings,
 ) -> str:
     """The same report as aligned columns, for a terminal."""
-    table = [HEADER, *(_cells(row) for row in rows)]
+    table = [HEADER, *(_cells(row, settings.alpha) for row in rows)]
     widths = [max(len(cells[i]) for cells in table) for i in range(len(HEADER))]
     lines = [f"A = {labels[0]}, B = {labels[1]}", ""]
     for cells in table:
