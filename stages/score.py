@@ -10,6 +10,7 @@ import pandas as pd
 from scipy.sparse import csr_array
 
 from goldenset.errors import GoldensetError
+from goldenset.metric_files import headline_intervals, split_metrics
 from goldenset.params import Params
 from goldenset.querysets import NO_REAL_QUERIES, absent_summary, read_goldenset
 from goldenset.relevance import (
@@ -81,6 +82,7 @@ def main(params: Params) -> None:
     )
     chunk_vectors = read_vectors(EMBEDDINGS, "chunks", chunks["chunk_id"].tolist())
     enabled = params.retrievers
+    sp = params.score
     metrics: dict[str, dict[str, dict[str, float]]] = {}
     results = []
     for query_set, texts in query_sets(params, chunks):
@@ -98,7 +100,7 @@ def main(params: Params) -> None:
                 item_texts = item_texts.iloc[scored_rows]
             sources["bm25"] = BM25Scores(item_texts.tolist(), texts, k1=bm25.k1, b=bm25.b)
         for retriever, source in sources.items():
-            values, rows = score(query_set, retriever, source, params.score.ks, params.score.depth)
+            values, rows = score(query_set, retriever, source, sp.ks, sp.depth, sp.headline)
             metrics.setdefault(query_set.name, {})[retriever] = values
             results.append(rows)
             log.info("%s/%s: %s", query_set.name, retriever, _headline(values))
@@ -106,8 +108,12 @@ def main(params: Params) -> None:
         raise GoldensetError(
             "retrievers: every retriever is disabled; enable retrievers.dense or retrievers.bm25"
         )
-    write_parquet(pd.concat(results, ignore_index=True), "data/results.parquet")
-    _write_json("metrics/scores.json", metrics)
+    results = pd.concat(results, ignore_index=True)
+    write_parquet(results, "data/results.parquet")
+    headline, detail = split_metrics(metrics, sp.headline)
+    _write_json("metrics/scores.json", headline)
+    _write_json("metrics/detail.json", detail)
+    _write_json("metrics/intervals.json", headline_intervals(results, sp.headline, sp.intervals))
     _write_json("plots/recall_at_k.json", recall_plot_rows(metrics, params.score.ks, PLOTTED))
 
 

@@ -37,7 +37,7 @@ def small_project(
     write_vectors(folder / "data/embeddings", "chunks", chunks["chunk_id"].tolist(), vectors)
     write_vectors(folder / "data/embeddings", "real", ["q1"], vectors[1:2])
     write_vectors(folder / "data/embeddings", "synthetic", [], np.zeros((0, 3), np.float32))
-    (folder / "params.yaml").write_text(f"score:\n  ks: {ks}\n")
+    (folder / "params.yaml").write_text(f"score:\n  ks: {ks}\n  headline: [recall@1, mrr]\n")
     return folder
 
 
@@ -47,8 +47,9 @@ def test_k_larger_than_the_corpus_warns_and_scores(tmp_path):
     assert process.returncode == 0, process.stderr
     assert "warning: real has 2 items, fewer than k=10" in process.stderr
     scores = json.loads((project / "metrics/scores.json").read_text())
+    detail = json.loads((project / "metrics/detail.json").read_text())
     assert scores["real"]["dense"]["recall@1"] == 1.0
-    assert scores["real_chunks"]["dense"]["recall@10"] == 1.0
+    assert detail["real_chunks"]["dense"]["recall@10"] == 1.0
     results = pd.read_parquet(project / "data/results.parquet")
     dense_real = results[(results.query_set == "real") & (results.retriever == "dense")]
     assert dense_real["top_ids"].iloc[0].tolist() == ["a", "b"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -99,16 +100,42 @@ class EmbedParams(Section):
     cache_dir: str = "cache/embeddings"
 
 
+class IntervalParams(Section):
+    resamples: int = Field(2000, ge=1000, description="bootstrap resamples of the questions")
+    confidence: float = Field(0.95, gt=0, lt=1)
+    seed: int = 0
+
+
+HEADLINE_METRIC = re.compile(r"(recall|hit|ndcg|precision)@(\d+)|mrr")
+
+
 class ScoreParams(Section):
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1)
     depth: int = Field(100, gt=0, description="results kept per question")
     min_overlap: float = Field(0.5, gt=0, le=1)
+    headline: list[str] = Field(
+        default_factory=lambda: ["ndcg@10", "recall@10", "mrr"],
+        min_length=1,
+        description="metrics/scores.json and per-question columns; the rest go to detail.json",
+    )
+    intervals: IntervalParams = Field(default_factory=IntervalParams)
 
     @model_validator(mode="after")
     def _positive_ks(self) -> ScoreParams:
         if any(k <= 0 for k in self.ks):
             raise ValueError(f"score.ks must be positive integers, got {self.ks}")
         self.ks = sorted(set(self.ks))
+        for name in self.headline:
+            match = HEADLINE_METRIC.fullmatch(name)
+            if match is None:
+                raise ValueError(
+                    f"score.headline: unknown metric {name!r}; use recall@k, hit@k, ndcg@k, "
+                    "precision@k or mrr"
+                )
+            if match.group(2) and int(match.group(2)) not in self.ks:
+                raise ValueError(
+                    f"score.headline: {name} needs k={match.group(2)} in score.ks {self.ks}"
+                )
         return self
 
 

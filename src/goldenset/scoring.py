@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
-from goldenset.metrics import evaluate, judged_gains, mean_metrics, relevant_counts
+from goldenset.metrics import QUERY_KEY, evaluate, judged_gains, mean_metrics, relevant_counts
 from goldenset.retrieval import ScoreSource, top_k
 
 log = logging.getLogger("goldenset")
@@ -28,9 +28,18 @@ class QuerySet:
 
 
 def score(
-    query_set: QuerySet, retriever: str, source: ScoreSource, ks: list[int], depth: int
+    query_set: QuerySet,
+    retriever: str,
+    source: ScoreSource,
+    ks: list[int],
+    depth: int,
+    headline: list[str],
 ) -> tuple[dict[str, float], pd.DataFrame]:
-    """Mean metrics over the judged queries, and one result row per query."""
+    """Mean metrics over the judged queries, and one result row per query.
+
+    The rows carry each query's value of the ``headline`` metrics (NaN for a query without any
+    relevant item), the very numbers the means average: intervals and comparisons use them.
+    """
     n_items = len(query_set.item_ids)
     if max(ks) > n_items:
         log.warning(
@@ -41,9 +50,15 @@ def score(
             max(ks),
         )
     found = top_k(source, max(depth, max(ks)), groups=query_set.groups)
-    metrics = mean_metrics(evaluate(found.indices, query_set.qrels, ks))
+    per_query = evaluate(found.indices, query_set.qrels, ks)
+    metrics = mean_metrics(per_query)
     metrics["n_queries"] = float((relevant_counts(query_set.qrels) > 0).sum())
-    return metrics, _result_rows(query_set, retriever, found, max(ks))
+    rows = _result_rows(query_set, retriever, found, max(ks))
+    for name in headline:
+        values = np.full(len(rows), np.nan)
+        values[per_query[QUERY_KEY]] = per_query[name]
+        rows[name] = values
+    return metrics, rows
 
 
 def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.DataFrame:

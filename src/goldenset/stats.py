@@ -1,0 +1,93 @@
+"""Uncertainty of a mean over questions: bootstrap intervals and a paired randomization test.
+
+Both are vectorised and seeded (numpy Generator), so the same data and seed give the same
+numbers on every machine. Conventions follow scipy.stats, which the tests check them against:
+
+- :func:`bootstrap_interval` is ``scipy.stats.bootstrap(method="percentile")`` of the mean: the
+  resample indices are drawn in the same blocks from the same generator, so the intervals agree
+  exactly for the same seed (and ``batch=BLOCK_ELEMENTS // n``).
+- :func:`randomization_test` is ``scipy.stats.permutation_test(permutation_type="samples")`` of
+  paired values with the mean difference as statistic, two-sided: every sign flip of the
+  per-question differences when there are at most ``EXACT_MAX_N`` of them (p exact), otherwise
+  ``permutations`` random sign flips and p = (count + 1) / (permutations + 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Resample indices are drawn this many at a time (32 MiB of int64), which bounds memory for any
+# number of questions; below it a single block holds every resample.
+BLOCK_ELEMENTS = 1 << 22
+# 2**16 sign vectors of 16 values: the exact null distribution costs about 8 MiB.
+EXACT_MAX_N = 16
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class TestResult:
+    statistic: float  # mean of the differences
+    p_value: float
+    exact: bool  # every sign flip enumerated
+
+
+def bootstrap_means(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Mean of each bootstrap resample (questions drawn with replacement), in blocks."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    block = max(1, BLOCK_ELEMENTS // max(n, 1))
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, block):
+        rows = min(block, resamples - start)
+        means[start : start + rows] = values[rng.integers(0, n, (rows, n))].mean(axis=-1)
+    return means
+
+
+def bootstrap_interval(
+    values: np.ndarray, resamples: int, confidence: float, seed: int
+) -> Interval:
+    """Percentile bootstrap interval of the mean; NaN bounds when there are no values."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return Interval(float("nan"), float("nan"))
+    means = bootstrap_means(values, resamples, np.random.default_rng(seed))
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return Interval(float(low), float(high))
+
+
+def randomization_test(a: np.ndarray, b: np.ndarray, permutations: int, seed: int) -> TestResult:
+    """Two-sided paired randomization test of mean(b - a) = 0 by sign flips of the differences."""
+    differences = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    n = differences.size
+    if n == 0:
+        return TestResult(float("nan"), float("nan"), True)
+    observed = float(differences.mean())
+    rng = np.random.default_rng(seed)
+    block = max(1, BLOCK_ELEMENTS // n)
+    exact = n <= EXACT_MAX_N
+    below = above = 0
+    total = 2**n if exact else permutations
+    # scipy's relative tolerance: null values equal to the observed one up to rounding count
+    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
+    for start in range(0, total, block):
+        rows = min(block, total - start)
+        if exact:
+            bits = (np.arange(start, start + rows, dtype=np.int64)[:, None] >> np.arange(n)) & 1
+            signs = (1 - 2 * bits).astype(np.float64)
+        else:
+            signs = (1 - 2 * rng.integers(0, 2, (rows, n))).astype(np.float64)
+        null = (signs * differences).mean(axis=-1)
+        below += int(np.count_nonzero(null <= observed + gamma))
+        above += int(np.count_nonzero(null >= observed - gamma))
+    adjustment = 0 if exact else 1
+    p_less = (below + adjustment) / (total + adjustment)
+    p_greater = (above + adjustment) / (total + adjustment)
+    return TestResult(observed, float(min(1.0, 2.0 * min(p_less, p_greater))), exact)

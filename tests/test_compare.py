@@ -1,0 +1,127 @@
+"""Paired comparison of two runs' per-question results (no disk, no git)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from goldenset.compare import (
+    DifferentQuestions,
+    Settings,
+    Texts,
+    compare,
+    most_regressed,
+    pair,
+    render_markdown,
+    render_text,
+    verdict,
+)
+
+LABELS = ("main", "workspace")
+SETTINGS = Settings(resamples=1000, permutations=5000)
+
+
+def results(ranks: dict[str, list[int | None]], qids: list[str] | None = None) -> pd.DataFrame:
+    """Rows as the score stage writes them, for the real set: one retriever per key of ranks."""
+    frames = []
+    for retriever, first in ranks.items():
+        ids = qids or [f"q{i}" for i in range(len(first))]
+        rr = np.array([1.0 / r if r else 0.0 for r in first])
+        frames.append(
+            pd.DataFrame(
+                {
+                    "query_set": "real",
+                    "retriever": retriever,
+                    "qid": ids,
+                    "first_relevant_rank": pd.array(first, dtype="Int64"),
+                    "top_ids": [[f"other{i}", f"doc{i}"] for i in range(len(first))],
+                    "top_scores": [[0.9, 0.8] for _ in first],
+                    "mrr": rr,
+                    "recall@10": (rr > 0).astype(float),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def rows_by_key(rows):
+    return {(row.retriever, row.metric): row for row in rows}
+
+
+def test_identical_runs_show_no_change():
+    run = results({"dense": [1, 2, None, 1, 3] * 6, "bm25": [2, 1, 1, None, 1] * 6})
+    rows = compare(pair(run, run, LABELS), ["mrr", "recall@10"], SETTINGS)
+    assert len(rows) == 4
+    for row in rows:
+        assert (row.delta, row.low, row.high, row.p_value) == (0.0, 0.0, 0.0, 1.0)
+        assert (row.worse, row.better, row.n) == (0, 0, 30)
+        assert not row.regression and not row.improvement
+    assert verdict(rows, SETTINGS).startswith("No significant regression")
+
+
+def test_a_consistent_drop_is_a_regression_and_a_budget_can_allow_it():
+    a = results({"dense": [1] * 30, "bm25": [1] * 30})
+    b = results({"dense": [2] * 24 + [1] * 6, "bm25": [1] * 30})
+    paired = pair(a, b, LABELS)
+    rows = rows_by_key(compare(paired, ["mrr", "recall@10"], SETTINGS))
+    dense = rows["dense", "mrr"]
+    assert dense.delta == pytest.approx(-0.4)
+    assert dense.p_value < 0.001 and not dense.exact
+    assert dense.low <= -0.4 <= dense.high < 0
+    assert (dense.worse, dense.better) == (24, 0)
+    assert dense.regression
+    assert not rows["dense", "recall@10"].regression  # every question still found in the top 10
+    assert not rows["bm25", "mrr"].regression
+    lenient = Settings(resamples=1000, permutations=5000, budgets={"mrr": 0.5})
+    allowed = compare(paired, ["mrr"], lenient)
+    assert not any(row.regression for row in allowed)
+    assert "| worse, within budget |" in render_markdown(allowed, [], Texts(), LABELS, lenient)
+    assert "1 significant regression(s)" in verdict(list(rows.values()), SETTINGS)
+
+
+def test_a_small_drop_on_few_questions_is_not_significant():
+    # the issue's example: -0.25 on 8 questions (2 of 8 lost their evidence) is within chance
+    a = results({"dense": [1] * 8})
+    b = results({"dense": [None, None] + [1] * 6})
+    (row,) = compare(pair(a, b, LABELS), ["recall@10"], SETTINGS)
+    assert row.delta == -0.25 and row.exact
+    assert row.p_value == pytest.approx(0.5)  # 2 of the 2**8 sign flips are as extreme, x2 sides
+    assert not row.regression
+
+
+def test_different_question_sets_are_refused_with_counts():
+    a = results({"dense": [1, 1, 1, 1]}, qids=["q1", "q2", "q3", "q4"])
+    b = results({"dense": [1, 1, 1, 1]}, qids=["q2", "q3", "q4", "q5"])
+    with pytest.raises(DifferentQuestions, match="real: 1 only in main, 1 only in workspace, 3"):
+        pair(a, b, LABELS)
+    assert sorted(pair(a, b, LABELS, intersect=True)["qid"]) == ["q2", "q3", "q4"]
+
+
+def test_a_query_set_missing_from_one_run_is_refused():
+    a = results({"dense": [1, 1]})
+    b = pd.concat([a, a.assign(query_set="synthetic")], ignore_index=True)
+    with pytest.raises(DifferentQuestions, match="synthetic: 0 only in main, 2 only in workspace"):
+        pair(a, b, LABELS)
+
+
+def test_most_regressed_questions_name_what_outranked_the_evidence():
+    a = results({"dense": [1, 1, 1, 2]})
+    b = results({"dense": [3, 1, None, 2]})
+    found = most_regressed(pair(a, b, LABELS), "mrr", count=3)
+    assert [item.qid for item in found] == ["q2", "q0"]  # lost 1.0, then 0.667
+    assert found[0].rank_b is None and found[0].above == ["other2", "doc2"]
+    assert found[1].rank_b == 3 and found[1].above == ["other0", "doc0"]
+    texts = Texts(
+        questions={"real": {"q2": "Does aspirin lower fever?"}},
+        documents={"other2": "Ibuprofen trial results"},
+    )
+    rows = compare(pair(a, b, LABELS), ["mrr"], SETTINGS)
+    markdown = render_markdown(rows, found, texts, LABELS, SETTINGS)
+    assert '`q2` "Does aspirin lower fever?": mrr 1.000 → 0.000' in markdown
+    assert 'outranked by `other2` "Ibuprofen trial results"' in markdown
+    table = [line for line in markdown.splitlines() if line.startswith("|")]
+    assert len({line.count("|") for line in table}) == 1  # every row has the header's columns
+    assert "| real | dense | mrr | 0.8750 | 0.4583 | -0.4167 |" in markdown
+    text = render_text(rows, found, texts, LABELS, SETTINGS)
+    assert "A = main, B = workspace" in text and "q2" in text and "|" not in text

@@ -1,0 +1,124 @@
+"""`goldenset compare` on runs committed in a temporary git + dvc repository, read through DVC."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.dvc_project import (
+    PROJECT_FILES,
+    call,
+    commit,
+    copy_project,
+    edit_params,
+    run,
+    write_small_corpus,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """Three commits: a baseline, a far worse embedding (16 tokens), other real queries."""
+    project = copy_project(tmp_path_factory.mktemp("compare") / "project", PROJECT_FILES)
+    write_small_corpus(project)
+    # a remote from the start, as in CI: every revision's config names it
+    run(["dvc", "remote", "add", "-d", "shared", str(project.parent / "remote")], project)
+    edit_params(project, generate={"max_questions": 0})  # real queries only: no LLM
+    run(["dvc", "repro"], project)
+    commit(project, "baseline")
+    run(["git", "tag", "baseline"], project)
+    edit_params(project, embed={"max_seq_length": 16})
+    run(["dvc", "repro"], project)
+    commit(project, "embed only 16 tokens")
+    run(["git", "tag", "short"], project)
+    edit_params(project, embed={"max_seq_length": None})
+    qrels = project / "data/docs/qrels.tsv"
+    lines = qrels.read_text().splitlines()
+    dropped = {line.split("\t")[0] for line in lines[1:3]}
+    qrels.write_text("\n".join(line for line in lines if line.split("\t")[0] not in dropped) + "\n")
+    run(["dvc", "repro"], project)
+    commit(project, "fewer real queries")
+    run(["git", "tag", "fewer"], project)
+    return project
+
+
+def compare(project: Path, *args: str):
+    return call([sys.executable, "-m", "goldenset", "compare", *args], project)
+
+
+def test_metrics_files_keep_the_diff_readable(project):
+    scores = json.loads((project / "metrics/scores.json").read_text())
+    detail = json.loads((project / "metrics/detail.json").read_text())
+    intervals = json.loads((project / "metrics/intervals.json").read_text())
+    assert set(scores["real"]["dense"]) == {"ndcg@10", "recall@10", "mrr", "n_queries"}
+    assert "precision@5" in detail["real"]["dense"] and "mrr" not in detail["real"]["dense"]
+    for set_name, retrievers in scores.items():
+        for retriever, values in retrievers.items():
+            for metric in ("ndcg@10", "recall@10", "mrr"):
+                bounds = intervals[set_name][retriever][metric]
+                assert bounds["low"] <= values[metric] <= bounds["high"]
+    diff = json.loads(run(["dvc", "metrics", "diff", "baseline", "short", "--json"], project))
+    assert set(diff["metrics/scores.json"]) <= {
+        f"{s}.{r}.{m}"
+        for s in scores
+        for r in ("dense", "bm25")
+        for m in ("ndcg@10", "recall@10", "mrr", "n_queries")
+    }
+
+
+def test_identical_runs_show_no_significant_change(project):
+    process = compare(project, "baseline", "baseline")
+    assert process.returncode == 0, process.stderr
+    assert "No significant regression" in process.stdout
+    assert "REGRESSION" not in process.stdout
+
+
+def test_defaults_compare_the_last_commit_with_the_workspace(project):
+    process = compare(project, "--format", "markdown")
+    assert process.returncode == 0, process.stderr
+    assert "A = `HEAD`, B = `workspace`" in process.stdout
+
+
+def test_a_much_worse_embedding_is_a_significant_regression(project):
+    process = compare(project, "baseline", "short", "--format", "markdown")
+    assert process.returncode == 1, process.stderr
+    out = process.stdout
+    print(out)
+    table = {tuple(line.split(" | ")[:3]): line for line in out.splitlines() if "|" in line}
+    # chunks cut to 16 tokens lose most of their words: the chunk ranking falls apart
+    assert table["| real_chunks", "dense", "ndcg@10"].endswith("| REGRESSION |")
+    assert table["| real_chunks", "dense", "recall@10"].endswith("| REGRESSION |")
+    bm25 = table["| real", "bm25", "ndcg@10"]
+    assert "| +0.0000 |" in bm25 and "REGRESSION" not in bm25  # bm25 does not embed
+    assert "Most regressed questions (ndcg@10)" in out
+    assert "significant regression(s) beyond budget" in out
+    # what a user recognises: the query text and the text of what outranked the evidence
+    queries = [json.loads(line) for line in (project / "data/queries/queries.jsonl").open()]
+    assert any(f'"{query["text"][:40]}' in out for query in queries)
+    assert "outranked by" in out
+    # a budget larger than the drop lets the change through
+    assert compare(project, "baseline", "short", "--budget", "1").returncode == 0
+
+
+def test_different_question_sets_are_refused(project):
+    process = compare(project, "baseline", "fewer")
+    assert process.returncode == 2
+    assert process.stderr.startswith("error: refused: the two runs were scored on different")
+    assert "only in baseline" in process.stderr and "shared" in process.stderr
+    assert compare(project, "baseline", "fewer", "--intersect").returncode == 0
+
+
+def test_a_fresh_clone_reads_both_revisions_from_the_remote(project, tmp_path):
+    run(["dvc", "push", "--all-commits"], project)
+    clone = tmp_path / "clone"
+    run(["git", "clone", "-q", str(project), str(clone)], tmp_path)
+    # nothing pulled, nothing re-run: both results come from the remote
+    process = compare(clone, "baseline", "short")
+    assert process.returncode == 1, process.stderr
+    assert not (clone / "data/results.parquet").exists()
+    assert compare(project, "nosuchrev", "short").returncode == 2

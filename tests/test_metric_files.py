@@ -1,0 +1,44 @@
+"""Headline metrics, the long tail and intervals: what the score stage writes for dvc."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from goldenset.errors import GoldensetError
+from goldenset.metric_files import headline_intervals, split_metrics
+from goldenset.params import IntervalParams, parse_params
+from goldenset.stats import bootstrap_interval
+
+
+def test_split_keeps_headline_and_n_queries_apart_from_the_rest():
+    values = {"ndcg@10": 0.5, "recall@10": 0.7, "recall@1": 0.2, "mrr": 0.4, "n_queries": 9.0}
+    head, tail = split_metrics({"real": {"dense": values}}, ["ndcg@10", "mrr"])
+    assert head == {"real": {"dense": {"ndcg@10": 0.5, "mrr": 0.4, "n_queries": 9.0}}}
+    assert tail == {"real": {"dense": {"recall@10": 0.7, "recall@1": 0.2}}}
+
+
+def test_intervals_come_from_the_per_question_values_without_unjudged_ones():
+    mrr = np.array([1.0, 0.5, np.nan, 0.25, 1.0, 0.0])
+    results = pd.DataFrame(
+        {"query_set": "real", "retriever": "dense", "qid": list("abcdef"), "mrr": mrr}
+    )
+    params = IntervalParams(resamples=1000, confidence=0.9, seed=5)
+    bounds = headline_intervals(results, ["mrr"], params)["real"]["dense"]["mrr"]
+    expected = bootstrap_interval(mrr[~np.isnan(mrr)], 1000, 0.9, 5)
+    assert bounds == {"low": expected.low, "high": expected.high}
+    assert bounds["low"] < np.nanmean(mrr) < bounds["high"]
+
+
+@pytest.mark.parametrize(
+    ("score", "message"),
+    [
+        ({"headline": ["ndcg@20"]}, "score.headline: ndcg@20 needs k=20 in score.ks"),
+        ({"headline": ["map"]}, "unknown metric 'map'"),
+        ({"intervals": {"resamples": 100}}, "score.intervals.resamples"),
+    ],
+)
+def test_bad_headline_or_interval_params_are_named(score, message):
+    with pytest.raises(GoldensetError, match=message):
+        parse_params({"score": score})

@@ -1,0 +1,102 @@
+"""Bootstrap intervals and the paired randomization test, checked against scipy.stats."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from goldenset.stats import BLOCK_ELEMENTS, EXACT_MAX_N, bootstrap_interval, randomization_test
+
+
+def mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
+
+
+def scipy_paired_p(a: np.ndarray, b: np.ndarray, n_resamples: float, seed: int = 0) -> float:
+    return stats.permutation_test(
+        (b, a),
+        mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        batch=20_000,
+        rng=np.random.default_rng(seed),
+    ).pvalue
+
+
+def metric_like(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Values such as MRR or recall take: few distinct levels, many ties."""
+    return rng.choice([0.0, 1 / 3, 0.5, 1.0], size=n)
+
+
+@pytest.mark.parametrize("n", [300, 5000])  # one block of resamples; several blocks
+def test_bootstrap_interval_is_scipy_percentile_bootstrap(n):
+    values = metric_like(np.random.default_rng(n), n)
+    ours = bootstrap_interval(values, 1000, 0.95, seed=7)
+    # the same generator draws the same resample indices in the same blocks: same interval
+    theirs = stats.bootstrap(
+        (values,),
+        np.mean,
+        n_resamples=1000,
+        batch=BLOCK_ELEMENTS // n,
+        method="percentile",
+        confidence_level=0.95,
+        rng=np.random.default_rng(7),
+    ).confidence_interval
+    assert ours.low == pytest.approx(theirs.low, rel=1e-12)
+    assert ours.high == pytest.approx(theirs.high, rel=1e-12)
+    assert ours.low < values.mean() < ours.high
+
+
+def test_bootstrap_interval_is_seeded_and_degenerate_cases_are_plain():
+    values = np.random.default_rng(0).random(50)
+    assert bootstrap_interval(values, 1000, 0.9, 3) == bootstrap_interval(values, 1000, 0.9, 3)
+    assert bootstrap_interval(values, 1000, 0.9, 3) != bootstrap_interval(values, 1000, 0.9, 4)
+    constant = bootstrap_interval(np.full(8, 0.25), 1000, 0.95, 0)
+    assert (constant.low, constant.high) == (0.25, 0.25)
+    assert math.isnan(bootstrap_interval(np.array([]), 1000, 0.95, 0).low)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_randomization_test_is_scipy_exact_permutation_test(seed):
+    rng = np.random.default_rng(seed)
+    n = EXACT_MAX_N if seed % 2 else 9
+    a = metric_like(rng, n)
+    b = np.clip(a + rng.choice([-0.5, 0.0, 0.0, 0.5, 1.0], size=n), 0, 1)
+    if seed == 5:  # continuous values, no ties
+        a, b = rng.random(n), rng.random(n) + 0.2
+    ours = randomization_test(a, b, permutations=10_000, seed=0)
+    assert ours.exact
+    assert ours.statistic == pytest.approx(np.mean(b - a))
+    assert ours.p_value == pytest.approx(scipy_paired_p(a, b, n_resamples=np.inf), abs=1e-12)
+
+
+def test_identical_runs_have_p_one():
+    a = metric_like(np.random.default_rng(1), 40)
+    for n in (5, 40):  # exact and Monte Carlo
+        result = randomization_test(a[:n], a[:n], permutations=10_000, seed=0)
+        assert (result.statistic, result.p_value) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("shift", [0.03, 0.08])
+def test_monte_carlo_randomization_test_agrees_with_scipy_within_sampling_error(shift):
+    rng = np.random.default_rng(11)
+    n, permutations = 60, 10_000
+    a = rng.random(n)
+    b = np.clip(a + rng.normal(shift, 0.25, n), 0, 1)
+    ours = randomization_test(a, b, permutations=permutations, seed=0)
+    theirs = scipy_paired_p(a, b, n_resamples=permutations, seed=1)
+    exact_enough = scipy_paired_p(a, b, n_resamples=400_000, seed=2)
+    assert not ours.exact
+    assert ours.p_value == randomization_test(a, b, permutations, seed=0).p_value
+    # each p is 2 x a proportion q estimated from R draws: standard error 2 sqrt(q(1-q)/R);
+    # the difference of two independent estimates within 5 standard errors of it
+    q = exact_enough / 2
+    tolerance = 5 * math.sqrt(2) * 2 * math.sqrt(q * (1 - q) / permutations) + 2 / permutations
+    assert abs(ours.p_value - theirs) < tolerance
+    assert abs(ours.p_value - exact_enough) < tolerance
+    assert 0.0005 < exact_enough < 0.5  # the data are in the range where the check means much
