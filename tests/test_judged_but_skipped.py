@@ -34,7 +34,7 @@ def test_judged_empty_document_lowers_recall_as_in_trec_eval(tmp_path):
     rows = [f"{q}\t{d}\t{g}" for q, by_doc in judged.items() for d, g in by_doc.items()]
     (docs / "qrels.tsv").write_text("\n".join(["query-id\tcorpus-id\tscore", *rows]) + "\n")
     (tmp_path / "params.yaml").write_text(
-        f"ingest:\n  path: collection\nchunk:\n  strategy: none\nscore:\n  ks: {KS}\n"
+        f"ingest:\n  path: collection\nchunk:\n  strategy: none\nscore:\n  ks: {KS}\n  headline: [mrr]\n"
     )
     log = ""
     for stage in ("ingest", "chunk", "embed", "score"):
@@ -55,7 +55,11 @@ def test_judged_empty_document_lowers_recall_as_in_trec_eval(tmp_path):
         for row in dense.itertuples()
     }
     trec = trec_eval_scores(judged, run, KS)
-    scores = json.loads((tmp_path / "metrics" / "scores.json").read_text())["real"]["dense"]
+    metrics = tmp_path / "metrics"
+    scores = {
+        **json.loads((metrics / "scores.json").read_text())["real"]["dense"],
+        **json.loads((metrics / "detail.json").read_text())["real"]["dense"],
+    }
     for k in KS:
         for ours, theirs in TREC_NAMES.items():
             mean = sum(trec[q][theirs.format(k=k)] for q in judged) / len(judged)

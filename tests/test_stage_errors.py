@@ -80,7 +80,7 @@ def test_a_judged_document_skipped_at_ingest_counts_as_missed_with_one_warning(t
         "warning: 1 judged documents were skipped at ingest (1 empty): they count as relevant "
         "and never retrieved, as trec_eval counts them"
     ]
-    scores = json.loads((project / "metrics/scores.json").read_text())
+    detail = json.loads((project / "metrics/detail.json").read_text())
     # a found, gone never: recall 1/2 at every k, as trec_eval (tests/test_relevance.py)
-    assert scores["real"]["dense"]["recall@2"] == 0.5
-    assert scores["real"]["dense"]["hit@1"] == 1.0
+    assert detail["real"]["dense"]["recall@2"] == 0.5
+    assert detail["real"]["dense"]["hit@1"] == 1.0
