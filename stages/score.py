@@ -17,7 +17,7 @@ from goldenset.relevance import (
     evidence_qrels,
     group_starts,
 )
-from goldenset.retrieval import BM25Scores, DenseScores
+from goldenset.retrieval import BM25Scores, DenseScores, resolve_device
 from goldenset.scoring import QuerySet, recall_plot_rows, score
 from goldenset.tables import write_parquet
 from goldenset.vectors import read_vectors
@@ -62,6 +62,7 @@ def main(params: Params) -> None:
     )
     chunk_vectors = read_vectors(EMBEDDINGS, "chunks", chunks["chunk_id"].tolist())
     enabled = params.retrievers
+    device = resolve_device(params.score.device)
     metrics: dict[str, dict[str, dict[str, float]]] = {}
     results = []
     for query_set, texts in query_sets(params, chunks):
@@ -69,7 +70,7 @@ def main(params: Params) -> None:
         sources = {}
         if enabled.dense.enabled:
             vectors = read_vectors(EMBEDDINGS, vector_name, query_set.qids)
-            sources["dense"] = DenseScores(vectors, chunk_vectors)
+            sources["dense"] = DenseScores(vectors, chunk_vectors, device)
         if enabled.bm25.enabled:
             bm25 = enabled.bm25
             sources["bm25"] = BM25Scores(chunks["text"].tolist(), texts, k1=bm25.k1, b=bm25.b)

@@ -94,6 +94,9 @@ class ScoreParams(Section):
     depth: int = Field(100, gt=0, description="results kept per question")
     min_overlap: float = Field(0.5, gt=0, le=1)
     real_queries: str = "data/queries"
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="exact dense scoring: auto is a GPU when torch sees one, else the CPU"
+    )
 
     @model_validator(mode="after")
     def _positive_ks(self) -> ScoreParams:
