@@ -74,6 +74,8 @@ class GenerateParams(Section):
         default_factory=dict, description="USD per million tokens by model (name or prefix)"
     )
     cache_dir: str = "cache/llm"
+    batch: bool = Field(False, description="anthropic: Message Batches API at half the price")
+    batch_poll_s: float = Field(30.0, gt=0, description="seconds between batch status checks")
     openai: OpenAIParams = Field(default_factory=OpenAIParams)
     local: LocalModelParams = Field(default_factory=LocalModelParams)
 
