@@ -6,6 +6,7 @@ are moto's fake ones, passed only through the environment of the dvc subprocesse
 
 from __future__ import annotations
 
+import logging
 import socket
 from pathlib import Path
 
@@ -37,6 +38,7 @@ class LoopbackS3:
         import boto3
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self._server.start()
         client = boto3.client(

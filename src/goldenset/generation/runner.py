@@ -240,7 +240,7 @@ def _announce(session: _Session, passages: list[Passage], price: Price | None) -
     input_tokens = questions = 0
     for passage in passages:
         messages = build_messages(passage.text)
-        if not session.cache.path(session.key(messages, 0, 0)).exists():
+        if not session.cache.contains(session.key(messages, 0, 0)):
             questions += passage.questions
             input_tokens += estimate_tokens(_request_text(messages)) * passage.questions
     log.info(
