@@ -80,6 +80,13 @@ class GenerateParams(Section):
     local: LocalModelParams = Field(default_factory=LocalModelParams)
 
 
+class RayParams(Section):
+    address: str | None = Field(None, description="a Ray cluster (ray://host:10001); null: local")
+    actors: int | None = Field(
+        None, gt=0, description="model actors; null: one per GPU of the cluster, else 1"
+    )
+
+
 class EmbedParams(Section):
     model: str = "sentence-transformers/all-MiniLM-L6-v2"
     revision: str | None = None
@@ -89,6 +96,8 @@ class EmbedParams(Section):
     passage_prefix: str = ""
     max_seq_length: int | None = Field(None, gt=0)
     cache_dir: str = "cache/embeddings"
+    engine: Literal["local", "ray"] = "local"
+    ray: RayParams = Field(default_factory=RayParams)
 
 
 class ScoreParams(Section):
