@@ -27,6 +27,11 @@ def main(params: Params) -> None:
     cache = EmbeddingCache(settings.cache_dir)
     cached_before = len(cache)
     identity = model_identity(settings)
+    encode_missing = None
+    if settings.engine == "ray":
+        from goldenset.embedding_ray import ray_encoder
+
+        encode_missing = ray_encoder(settings)
 
     def embed(texts: pd.Series, prefix: str, name: str):
         return embed_texts(
@@ -38,6 +43,7 @@ def main(params: Params) -> None:
             dimension=dimension,
             batch_size=settings.batch_size,
             description=name,
+            encode_missing=encode_missing,
         )
 
     sets = [

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.cache import write_atomically
+from goldenset.generation.cache import AnswerCache, write_atomically
 from goldenset.generation.runner import run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
 from goldenset.params import Params
@@ -44,7 +44,11 @@ def main(params: Params) -> None:
     settings = params.generate
     documents = read_documents(DOCUMENTS)
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
-    result = run_generation(documents, settings)
+    try:
+        result = run_generation(documents, settings)
+    finally:
+        # one segment per run instead of one file per answer: DVC pushes one object per file
+        AnswerCache(settings.cache_dir).pack()
     for line in summary_lines(result.stats):
         log.info(line)
     stopped = budget_stop(result.stats, settings.max_usd)

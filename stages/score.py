@@ -22,7 +22,7 @@ from goldenset.relevance import (
     group_starts,
     text_classes,
 )
-from goldenset.retrieval import BM25Scores, DenseScores
+from goldenset.retrieval import BM25Scores, DenseScores, resolve_device
 from goldenset.scoring import QuerySet, recall_plot_rows, score
 from goldenset.tables import write_parquet
 from goldenset.vectors import read_vectors
@@ -83,6 +83,7 @@ def main(params: Params) -> None:
     chunk_vectors = read_vectors(EMBEDDINGS, "chunks", chunks["chunk_id"].tolist())
     enabled = params.retrievers
     sp = params.score
+    device = resolve_device(params.score.device)
     metrics: dict[str, dict[str, dict[str, float]]] = {}
     results = []
     for query_set, texts in query_sets(params, chunks):
@@ -92,7 +93,7 @@ def main(params: Params) -> None:
         if enabled.dense.enabled:
             vectors = read_vectors(EMBEDDINGS, vector_name, query_set.qids)
             items = chunk_vectors if scored_rows is None else chunk_vectors[scored_rows]
-            sources["dense"] = DenseScores(vectors, items)
+            sources["dense"] = DenseScores(vectors, items, device)
         if enabled.bm25.enabled:
             bm25 = enabled.bm25
             item_texts = chunks["text"]

@@ -1,4 +1,5 @@
-"""A project copy in a temporary git + dvc repository, driven with the real CLIs as a user does."""
+"""A project copy driven by the real git and dvc CLIs, as a user drives it: shared by the tests
+that run the pipeline, push to a remote and pull in a fresh clone."""
 
 from __future__ import annotations
 
@@ -18,14 +19,17 @@ from tests.conftest import ROOT
 PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "src"]
 
 
-def call(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def call(
+    args: list[str], cwd: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     """Run a command with this Python's scripts (dvc, goldenset) first on the PATH."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.update(extra_env or {})
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
 
 
-def run(args: list[str], cwd: Path) -> str:
-    result = call(args, cwd)
+def run(args: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> str:
+    result = call(args, cwd, extra_env)
     assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout + result.stderr
 

@@ -98,7 +98,7 @@ def test_a_much_worse_embedding_is_a_significant_regression(project):
     assert "Most regressed questions (ndcg@10)" in out
     assert "significant regression(s) beyond budget" in out
     # what a user recognises: the query text and the text of what outranked the evidence
-    queries = [json.loads(line) for line in (project / "data/queries/queries.jsonl").open()]
+    queries = [json.loads(line) for line in (project / "data/docs/queries.jsonl").open()]
     assert any(f'"{query["text"][:40]}' in out for query in queries)
     assert "outranked by" in out
     # a budget larger than the drop lets the change through

@@ -129,3 +129,68 @@ def test_budget_waits_for_requests_in_flight_then_refuses():
 def test_budget_without_price_or_limit_never_refuses():
     assert Budget(None, Price(input=1.0, output=5.0)).reserve(10**9, 10**6) is not None
     assert Budget(1.0, None).reserve(10**9, 10**6) is not None
+
+
+def _fill(cache: AnswerCache, count: int, start: int = 0) -> dict[str, Completion]:
+    answers = {
+        key(question_index=i): Completion(f"answer {i}", 10, 5, False)
+        for i in range(start, start + count)
+    }
+    for k, completion in answers.items():
+        cache.put(k, completion, provider="anthropic", model="claude-haiku-4-5")
+    return answers
+
+
+def test_pack_moves_loose_answers_into_one_segment_that_a_new_reader_merges(tmp_path):
+    cache = AnswerCache(tmp_path)
+    first = _fill(cache, 5)
+    assert cache.pack() == 5
+    assert [p.name for p in tmp_path.iterdir()][0].startswith("seg-")
+    assert len(list(tmp_path.iterdir())) == 1  # loose files and emptied shard folders gone
+    second = _fill(cache, 3, start=5)  # the next run: loose again, then a second segment
+    assert cache.pack() == 3
+    assert len(list(tmp_path.glob("seg-*.jsonl.gz"))) == 2
+    reader = AnswerCache(tmp_path)
+    assert len(reader) == 8
+    for k, completion in {**first, **second}.items():
+        assert reader.get(k) == completion and reader.contains(k)
+    assert not reader.contains(key(question_index=99))
+    assert reader.pack() == 0 and len(list(tmp_path.iterdir())) == 2  # nothing new: no segment
+
+
+def test_pack_makes_the_same_segment_for_the_same_answers(tmp_path):
+    names = []
+    for run_dir in ("a", "b"):
+        cache = AnswerCache(tmp_path / run_dir)
+        _fill(cache, 4)
+        cache.pack()
+        names.append(sorted(p.name for p in (tmp_path / run_dir).iterdir()))
+    assert names[0] == names[1]  # identical bytes: DVC stores and pushes one object
+
+
+def test_a_crash_mid_pack_loses_nothing_and_duplicates_nothing(tmp_path):
+    cache = AnswerCache(tmp_path)
+    answers = _fill(cache, 4)
+    loose = {p: p.read_bytes() for p in tmp_path.glob("??/*.json")}
+    cache.pack()
+    # killed after the segment was renamed into place, before the loose files were deleted
+    for path, data in loose.items():
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+    # and a segment write cut short: only its temporary file exists
+    (tmp_path / ".seg-0123.jsonl.gz.abcd.tmp").write_bytes(b"\x1f\x8b partial")
+    reopened = AnswerCache(tmp_path)
+    assert not list(tmp_path.glob("*.tmp"))
+    assert len(reopened) == 4
+    assert reopened.pack() == 0  # already packed: the loose copies are dropped, no new segment
+    assert len(list(tmp_path.glob("seg-*"))) == 1 and not list(tmp_path.glob("??/*.json"))
+    assert all(reopened.get(k) == c for k, c in answers.items())
+
+
+def test_a_reader_sees_answers_another_process_packed_after_it_opened(tmp_path):
+    reader = AnswerCache(tmp_path)
+    writer = AnswerCache(tmp_path)
+    answers = _fill(writer, 2)
+    writer.pack()
+    assert all(reader.get(k) == c for k, c in answers.items())
+    assert len(reader) == 2

@@ -34,7 +34,8 @@ def test_judged_empty_document_lowers_recall_as_in_trec_eval(tmp_path):
     rows = [f"{q}\t{d}\t{g}" for q, by_doc in judged.items() for d, g in by_doc.items()]
     (docs / "qrels.tsv").write_text("\n".join(["query-id\tcorpus-id\tscore", *rows]) + "\n")
     (tmp_path / "params.yaml").write_text(
-        f"ingest:\n  path: collection\nchunk:\n  strategy: none\nscore:\n  ks: {KS}\n  headline: [mrr]\n"
+        f"ingest:\n  path: collection\nchunk:\n  strategy: none\n"
+        f"score:\n  ks: {KS}\n  headline: [mrr]\n"
     )
     log = ""
     for stage in ("ingest", "chunk", "embed", "score"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -14,6 +15,7 @@ from goldenset.retrieval import (
     DenseScores,
     TopK,
     block_rows_for,
+    resolve_device,
     select_top_k,
     top_k,
 )
@@ -196,6 +198,27 @@ def test_dense_top_k_in_uneven_blocks_equals_full_sort_of_all_inner_products():
     expected = brute_force(queries.astype(np.float64) @ items.T.astype(np.float64), 40)
     np.testing.assert_array_equal(got.indices, expected.indices)
     np.testing.assert_allclose(got.scores, expected.scores, rtol=1e-5, atol=1e-5)
+
+
+def test_dense_scores_on_the_resolved_device_match_numpy_in_both_paths():
+    """score.device: the code path a GPU runs, here with the device torch resolves (the CPU on
+    machines without one): scores() and the reused buffer of scores_into() both match numpy."""
+    device = resolve_device("auto")
+    assert device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    rng = np.random.default_rng(11)
+    items = rng.standard_normal((500, 32)).astype(np.float32)
+    queries = rng.standard_normal((30, 32)).astype(np.float32)
+    source = DenseScores(queries, items, resolve_device("cpu"))
+    np.testing.assert_allclose(source.scores(slice(3, 9)), queries[3:9] @ items.T, rtol=1e-5)
+    got = top_k(DenseScores(queries, items, device), 10, block_rows=7)
+    expected = brute_force(queries.astype(np.float64) @ items.T.astype(np.float64), 10)
+    np.testing.assert_array_equal(got.indices, expected.indices)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_score_device_cuda_without_a_gpu_is_one_clear_error():
+    with pytest.raises(GoldensetError, match="score.device is cuda but torch sees no GPU"):
+        resolve_device("cuda")
 
 
 def test_dense_scores_reject_mismatched_dimensions():

@@ -16,6 +16,8 @@ from goldenset.params import EmbedParams
 log = logging.getLogger("goldenset")
 
 Encoder = Callable[[list[str]], np.ndarray]
+# encodes (key, text) pairs the cache lacks straight into the cache (embed.engine: ray)
+MissingEncoder = Callable[[list[tuple[bytes, str]], EmbeddingCache, str], None]
 FLUSH_EVERY = 2048  # texts per cache segment: a crash re-embeds at most this many
 
 
@@ -29,13 +31,15 @@ def model_identity(params: EmbedParams) -> dict:
     }
 
 
-def load_encoder(params: EmbedParams) -> tuple[Encoder, int]:
-    """The sentence-transformers model named in params, as an encode function and its dimension."""
+def load_encoder(params: EmbedParams, device: str | None = "cpu") -> tuple[Encoder, int]:
+    """The sentence-transformers model named in params, as an encode function and its dimension.
+
+    device None lets sentence-transformers pick a GPU when there is one (a Ray actor's)."""
     from sentence_transformers import SentenceTransformer
 
     try:
         model = SentenceTransformer(
-            resolve_model_path(params.model), revision=params.revision, device="cpu"
+            resolve_model_path(params.model), revision=params.revision, device=device
         )
     except Exception as error:  # the hub client raises many types for "no such model"
         raise GoldensetError(
@@ -70,13 +74,18 @@ def embed_texts(
     dimension: int,
     batch_size: int = 64,
     description: str = "embed",
+    encode_missing: MissingEncoder | None = None,
 ) -> np.ndarray:
-    """Vectors for texts in order; only distinct texts missing from the cache are encoded."""
+    """Vectors for texts in order; only distinct texts missing from the cache are encoded, by
+    encode in batches or, when given, by encode_missing (another engine) all at once."""
     keys = [cache_key(identity, prefix, text) for text in texts]
     missing = _distinct_missing(keys, texts, cache)
     if missing:
         log.info("%s: %d of %d texts not in the cache", description, len(missing), len(texts))
-        _encode_into_cache(missing, encode, cache, prefix, batch_size, description)
+        if encode_missing is not None:
+            encode_missing(missing, cache, prefix)
+        else:
+            _encode_into_cache(missing, encode, cache, prefix, batch_size, description)
     if not texts:
         return np.zeros((0, dimension), dtype=np.float32)
     return np.stack([cache.get(key) for key in keys])

@@ -85,8 +85,17 @@ class GenerateParams(Section):
         0.9, gt=0, le=1, description="drop a question this close to an earlier one; null: keep"
     )
     cache_dir: str = "cache/llm"
+    batch: bool = Field(False, description="anthropic: Message Batches API at half the price")
+    batch_poll_s: float = Field(30.0, gt=0, description="seconds between batch status checks")
     openai: OpenAIParams = Field(default_factory=OpenAIParams)
     local: LocalModelParams = Field(default_factory=LocalModelParams)
+
+
+class RayParams(Section):
+    address: str | None = Field(None, description="a Ray cluster (ray://host:10001); null: local")
+    actors: int | None = Field(
+        None, gt=0, description="model actors; null: one per GPU of the cluster, else 1"
+    )
 
 
 class EmbedParams(Section):
@@ -98,6 +107,8 @@ class EmbedParams(Section):
     passage_prefix: str = ""
     max_seq_length: int | None = Field(None, gt=0)
     cache_dir: str = "cache/embeddings"
+    engine: Literal["local", "ray"] = "local"
+    ray: RayParams = Field(default_factory=RayParams)
 
 
 class IntervalParams(Section):
@@ -119,6 +130,9 @@ class ScoreParams(Section):
         description="metrics/scores.json and per-question columns; the rest go to detail.json",
     )
     intervals: IntervalParams = Field(default_factory=IntervalParams)
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="exact dense scoring: auto is a GPU when torch sees one, else the CPU"
+    )
 
     @model_validator(mode="after")
     def _positive_ks(self) -> ScoreParams:

@@ -46,10 +46,29 @@ class ScoreSource(Protocol):
         ...
 
 
-class DenseScores:
-    """Inner products of query and item vectors (normalise them first for cosine)."""
+def resolve_device(name: str) -> torch.device:
+    """score.device: auto is a GPU when torch sees one, else the CPU; cuda without one is an
+    error (a silent fall-back would hide a cluster set up wrongly)."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise GoldensetError(
+            "score.device is cuda but torch sees no GPU: install a CUDA build of torch, "
+            "or set score.device to auto or cpu"
+        )
+    return torch.device(name)
 
-    def __init__(self, query_vectors: np.ndarray, item_vectors: np.ndarray) -> None:
+
+class DenseScores:
+    """Inner products of query and item vectors (normalise them first for cosine), computed on
+    `device`; each block of scores comes back to the CPU for the top-k selection."""
+
+    def __init__(
+        self,
+        query_vectors: np.ndarray,
+        item_vectors: np.ndarray,
+        device: torch.device | str = "cpu",
+    ) -> None:
         query_vectors = np.asarray(query_vectors, dtype=np.float32)
         item_vectors = np.asarray(item_vectors, dtype=np.float32)
         if query_vectors.ndim != 2 or item_vectors.ndim != 2:
@@ -60,8 +79,9 @@ class DenseScores:
                 f"{item_vectors.shape[1]}: embed both with the same embed.model"
             )
         # torch's matmul is multi-threaded and faster than numpy's here (benchmarks/score_bench.py).
-        self._queries = torch.from_numpy(np.ascontiguousarray(query_vectors))
-        self._items = torch.from_numpy(np.ascontiguousarray(item_vectors))
+        self.device = torch.device(device)
+        self._queries = torch.from_numpy(np.ascontiguousarray(query_vectors)).to(self.device)
+        self._items = torch.from_numpy(np.ascontiguousarray(item_vectors)).to(self.device)
 
     @property
     def n_queries(self) -> int:
@@ -72,11 +92,15 @@ class DenseScores:
         return self._items.shape[0]
 
     def scores(self, rows: slice) -> np.ndarray:
-        return (self._queries[rows] @ self._items.T).numpy()
+        return (self._queries[rows] @ self._items.T).cpu().numpy()
 
     def scores_into(self, rows: slice, out: np.ndarray) -> np.ndarray:
         """Like scores, written into ``out`` (float32, C-contiguous, (rows, n_items))."""
-        torch.mm(self._queries[rows], self._items.T, out=torch.from_numpy(out))
+        target = torch.from_numpy(out)
+        if self.device.type == "cpu":  # straight into the buffer: no copy
+            torch.mm(self._queries[rows], self._items.T, out=target)
+        else:
+            target.copy_(torch.mm(self._queries[rows], self._items.T))
         return out
 
 

@@ -103,6 +103,15 @@ class Budget:
             self.spent.usd += cost_usd(self.price, input_tokens, output_tokens)
             self._free(reservation)
 
+    def charge(self, input_tokens: int, output_tokens: int) -> None:
+        """Record a request that was never reserved (a batch a killed run had submitted)."""
+        with self._changed:
+            self.spent.requests += 1
+            self.spent.input_tokens += input_tokens
+            self.spent.output_tokens += output_tokens
+            self.spent.usd += cost_usd(self.price, input_tokens, output_tokens)
+            self._changed.notify_all()
+
     def release(self, reservation: float) -> None:
         with self._changed:
             self._free(reservation)

@@ -111,6 +111,7 @@ class _Session:
         self.cache = cache
         self.budget = budget
         self.stop = threading.Event()
+        self.failed: dict[str, tuple[str, str]] = {}  # batch requests the API gave up on
 
     def key(self, messages: list[dict[str, str]], question_index: int, attempt: int) -> str:
         return answer_key(
@@ -146,6 +147,9 @@ class _Session:
             completion = self.cache.get(key)
             if completion is not None:
                 outcome.cache_hits += 1
+            elif key in self.failed:  # generate.batch: rejected with the API's reason
+                outcome.reasons.append(self.failed[key])
+                return outcome
             else:
                 completion = self.request(key, messages, attempt)
                 if completion is None:
@@ -211,11 +215,19 @@ def run_generation(
 
     provider = provider or make_provider(params)
     price = _price(provider, params)
+    if params.batch:  # the Message Batches API: half the price, see generation/batches.py
+        from goldenset.generation.batches import batch_price
+
+        price = batch_price(price)
     stats.price_known = price is not None
     session = _Session(
         params, provider, AnswerCache(params.cache_dir), Budget(params.max_usd, price)
     )
     _announce(session, passages, price)
+    if params.batch:
+        from goldenset.generation.batches import run_batches
+
+        run_batches(session, passages, progress)  # fills the cache; the walk below asks nothing
 
     outcomes = _ask_all(session, passages, progress)
     rows, rejects = _collect(session, passages, outcomes, stats, documents)
@@ -256,7 +268,7 @@ def _announce(session: _Session, passages: list[Passage], price: Price | None) -
     input_tokens = questions = 0
     for passage in passages:
         messages = build_messages(passage.text)
-        if not session.cache.path(session.key(messages, 0, 0)).exists():
+        if not session.cache.contains(session.key(messages, 0, 0)):
             questions += passage.questions
             input_tokens += estimate_tokens(_request_text(messages)) * passage.questions
     log.info(

@@ -1,0 +1,233 @@
+"""generate.batch: every question the cache lacks goes to Anthropic's Message Batches API, at
+half the price, instead of one request each.
+
+Rounds: walk every passage exactly as the synchronous loop does, answering from the cache, and
+collect the first request each passage still needs (a later question or retry depends on the
+answer before it). Submit those as batches (split at the API's limits), record the batch ids on
+disk *before* polling, poll until each batch ends, and put every succeeded result into the
+per-answer cache as it is read. The next walk validates those answers; an invalid one yields
+its retry (with the correction turn) for the next round, so the cache ends up holding exactly
+the answers the synchronous path would have asked for. Errored, canceled and expired requests
+are sent again in the next round, up to generate.max_retries times (an invalid request: never),
+then rejected with the reason. A run killed while it waits resumes by polling the recorded
+batches: nothing is submitted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from goldenset.errors import GoldensetError
+from goldenset.generation.cache import write_atomically
+from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, cost_usd, estimate_tokens
+from goldenset.generation.prompt import SYSTEM
+from goldenset.generation.providers import Completion
+from goldenset.generation.runner import _Session
+from goldenset.params import Price
+
+log = logging.getLogger("goldenset")
+
+# the Message Batches API's limits per batch
+MAX_BATCH_REQUESTS = 100_000
+MAX_BATCH_BYTES = 256 * 1_000_000
+BATCH_PRICE_FACTOR = 0.5  # batch requests cost half the synchronous price
+PENDING_FILE = "batches-pending.json"  # beside the answers; gone once every batch is read
+# error types worth sending again; any other (an invalid request) would fail the same way
+RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
+
+
+def batch_price(price: Price | None) -> Price | None:
+    if price is None:
+        return None
+    return Price(input=price.input * BATCH_PRICE_FACTOR, output=price.output * BATCH_PRICE_FACTOR)
+
+
+def run_batches(session: _Session, passages: list, progress: bool) -> None:
+    """Fill the cache through batches; then the synchronous walk (with session.stop set, so it
+    asks nothing) builds the golden set from the cache, rejecting what the API gave up on."""
+    runner = BatchRunner(session, passages, session.params.batch_poll_s, progress)
+    session.failed = runner.run()
+    session.stop.set()
+
+
+class _Collector(_Session):
+    """The synchronous walk, except that a cache miss is noted for the next batch, not asked."""
+
+    def __init__(self, session: _Session, failed: dict[str, tuple[str, str]]) -> None:
+        super().__init__(session.params, session.provider, session.cache, session.budget)
+        self.failed = failed
+        self.needed: dict[str, list[dict[str, str]]] = {}
+
+    def request(self, key: str, messages: list[dict[str, str]], attempt: int) -> None:
+        self.needed[key] = messages
+        return None
+
+
+def split_requests(requests: list[dict]) -> list[list[dict]]:
+    """Requests in batches within the API's count and size limits, in order."""
+    batches: list[list[dict]] = []
+    current: list[dict] = []
+    size = 0
+    for request in requests:
+        length = len(json.dumps(request, ensure_ascii=False).encode("utf-8")) + 2
+        if current and (len(current) >= MAX_BATCH_REQUESTS or size + length > MAX_BATCH_BYTES):
+            batches.append(current)
+            current, size = [], 0
+        current.append(request)
+        size += length
+    if current:
+        batches.append(current)
+    return batches
+
+
+class BatchRunner:
+    """The rounds of one run. `session` is the runner's _Session (provider, cache, budget)."""
+
+    def __init__(self, session: _Session, passages: list, poll_s: float, progress: bool) -> None:
+        provider = session.provider
+        if provider.name != "anthropic":
+            raise GoldensetError(
+                f"generate.batch is for provider anthropic, not {provider.name!r}: set "
+                "generate.batch to false"
+            )
+        self.session = session
+        self.passages = passages
+        self.poll_s = poll_s
+        self.progress = progress
+        self.client = provider._client  # the provider's SDK client: key, base URL, retries
+        self.pending_path = Path(session.params.cache_dir) / PENDING_FILE
+        self.failed: dict[str, tuple[str, str]] = {}  # key -> (reason code, detail)
+        self.tries: dict[str, int] = {}
+        self.reserved: dict[str, float] = {}
+
+    def run(self) -> dict[str, tuple[str, str]]:
+        for batch_id in self._read_pending():  # a run killed while it waited: poll, never resubmit
+            log.info("generate: resuming batch %s", batch_id)
+        self._finish_pending()
+        while True:
+            requests = self._reserve(self._needed())
+            if not requests:  # all answered, rejected, or the budget is reached
+                return self.failed
+            ids = []
+            for part in split_requests(requests):
+                batch = self.client.messages.batches.create(requests=part)
+                ids.append(batch.id)
+                # on disk before any wait: a killed run resumes these, never submits them again
+                self._write_pending(self._read_pending() + [batch.id])
+            log.info("generate: %d requests in %d batches %s", len(requests), len(ids), ids)
+            self._finish_pending()
+
+    def _needed(self) -> dict[str, list[dict[str, str]]]:
+        """The first uncached request of every passage, found by the synchronous walk."""
+        collector = _Collector(self.session, self.failed)
+        for passage in self.passages:
+            collector.ask_passage(passage)
+        return collector.needed
+
+    def _reserve(self, needed: dict[str, list[dict[str, str]]]) -> list[dict]:
+        provider, budget = self.session.provider, self.session.budget
+        limit = budget.limit_usd
+        requests = []
+        for key, messages in needed.items():
+            estimate = estimate_tokens(SYSTEM + json.dumps(messages), BUDGET_CHARS_PER_TOKEN)
+            worst = cost_usd(budget.price, estimate, provider.max_tokens)
+            held = sum(self.reserved.values())
+            if limit is not None and budget.snapshot().usd + held + worst > limit:
+                log.warning("generate: generate.max_usd reached; the rest waits for a later run")
+                break
+            self.reserved[key] = budget.reserve(estimate, provider.max_tokens) or 0.0
+            params = {
+                "model": provider.model,
+                "max_tokens": provider.max_tokens,
+                "system": SYSTEM,
+                "messages": messages,
+            }
+            requests.append({"custom_id": key, "params": params})
+        return requests
+
+    def _finish_pending(self) -> None:
+        for batch_id in self._read_pending():
+            self._wait(batch_id)
+            self._read_results(batch_id)
+            self._write_pending([b for b in self._read_pending() if b != batch_id])
+        self.pending_path.unlink(missing_ok=True)
+
+    def _wait(self, batch_id: str) -> None:
+        bar = tqdm(desc=f"batch {batch_id[-8:]}", unit="req", file=sys.stderr,
+                   disable=not self.progress, dynamic_ncols=True)  # fmt: skip
+        shown = None
+        with bar:
+            while True:
+                batch = self.client.messages.batches.retrieve(batch_id)
+                counts = batch.request_counts
+                status = (
+                    f"{batch.processing_status}: {counts.processing} processing, "
+                    f"{counts.succeeded} succeeded, {counts.errored} errored, "
+                    f"{counts.canceled} canceled, {counts.expired} expired"
+                )
+                if status != shown:
+                    bar.total = counts.processing + counts.succeeded + counts.errored
+                    bar.total += counts.canceled + counts.expired
+                    bar.n = bar.total - counts.processing
+                    bar.set_postfix_str(status)
+                    if not self.progress:
+                        log.info("generate: batch %s %s", batch_id, status)
+                    shown = status
+                if batch.processing_status == "ended":
+                    return
+                time.sleep(self.poll_s)
+
+    def _read_results(self, batch_id: str) -> None:
+        session, budget = self.session, self.session.budget
+        for item in self.client.messages.batches.results(batch_id):
+            key, result = item.custom_id, item.result
+            reservation = self.reserved.pop(key, None)
+            if result.type == "succeeded":
+                message = result.message
+                completion = Completion(
+                    text="".join(b.text for b in message.content if b.type == "text"),
+                    input_tokens=message.usage.input_tokens,
+                    output_tokens=message.usage.output_tokens,
+                    truncated=message.stop_reason == "max_tokens",
+                )
+                # half price: the budget's price is the batch price
+                if reservation is None:  # submitted by a run that was killed: not reserved
+                    budget.charge(completion.input_tokens, completion.output_tokens)
+                else:
+                    budget.settle(reservation, completion.input_tokens, completion.output_tokens)
+                session.cache.put(key, completion, provider="anthropic", model=message.model)
+                continue
+            if reservation is not None:
+                budget.release(reservation)
+            self._failed_once(key, result)
+
+    def _failed_once(self, key: str, result) -> None:
+        if result.type == "errored":
+            error = getattr(result.error, "error", result.error)
+            code = getattr(error, "type", "api_error")
+            detail = f"batch request errored: {code}: {getattr(error, 'message', '')}"
+            retryable = code in RETRYABLE_ERRORS
+        else:  # canceled or expired (not processed within 24 hours)
+            code, detail, retryable = f"batch_{result.type}", f"batch request {result.type}", True
+        self.tries[key] = self.tries.get(key, 0) + 1
+        if not retryable or self.tries[key] > self.session.params.max_retries:
+            reason = code if code.startswith("batch_") else f"batch_{code}"
+            self.failed[key] = (reason, f"{detail} (tried {self.tries[key]} times)")
+        else:
+            log.info("generate: %s, sent again in the next round", detail)
+
+    def _read_pending(self) -> list[str]:
+        try:
+            return json.loads(self.pending_path.read_text(encoding="utf-8"))["batches"]
+        except FileNotFoundError:
+            return []
+
+    def _write_pending(self, ids: list[str]) -> None:
+        self.pending_path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(self.pending_path, json.dumps({"batches": ids}) + "\n")

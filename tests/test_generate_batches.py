@@ -1,0 +1,145 @@
+"""generate.batch: the real `anthropic` SDK against a loopback Message Batches server. The golden
+set and the cached answers equal the synchronous path's; kill -9 while polling, then a resume
+that submits nothing again; errored and expired requests are retried or rejected with a reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from goldenset.generation.anthropic_provider import AnthropicProvider
+from goldenset.generation.batches import PENDING_FILE, split_requests
+from goldenset.generation.cache import AnswerCache
+from goldenset.generation.passages import passages_for
+from goldenset.generation.pricing import cost_usd, price_for
+from goldenset.generation.runner import run_generation
+from goldenset.params import GenerateParams
+from tests.batch_server import ERRORED, EXPIRED, INVALID, LoopbackBatches
+from tests.llm_servers import LoopbackLLM, Reply, make_documents
+from tests.test_generate_stage import command, make_project, read_jsonl, stage_env
+
+KEY = "test-key"
+DOCUMENTS = make_documents(8, sentences=20)
+PREAMBLE = 'Sure! Here is a question: {"question": "What is it?", "evidence": "x"}'
+
+
+def settings(cache: Path, **changes) -> GenerateParams:
+    base = {"provider": "anthropic", "max_questions": 6, "batch": True, "batch_poll_s": 0.01}
+    base["max_retries"] = 1
+    return GenerateParams(**{**base, **changes}, cache_dir=str(cache))
+
+
+def synchronous(params: GenerateParams, scripts: dict[str, list[Reply]]):
+    """The same run without batches, against the Messages endpoint, into a fresh cache."""
+    with LoopbackLLM() as server:
+        for part, replies in scripts.items():
+            server.script_for(part, *replies)
+        provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+        return run_generation(DOCUMENTS, params, provider=provider, progress=False)
+
+
+def cached_texts(folder: Path) -> dict[str, str]:
+    cache = AnswerCache(folder)
+    return {path.stem: cache.get(path.stem).text for path in sorted(folder.glob("??/*.json"))}
+
+
+def test_batches_give_the_synchronous_answers_retry_and_reject_with_reasons(tmp_path):
+    params = settings(tmp_path / "batch")
+    passages = passages_for(DOCUMENTS, params)
+    invalid, flaky, expired, refused = (p.text[:60] for p in passages[:4])
+    with LoopbackBatches() as server:
+        server.script_for(invalid, Reply(PREAMBLE))  # invalid: a correction in the next round
+        server.script_for(flaky, ERRORED)  # overloaded once, then answered
+        server.script_for(expired, EXPIRED, EXPIRED)  # max_retries 1: rejected after 2 tries
+        server.script_for(refused, INVALID)  # an invalid request is never sent again
+        provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+        result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
+        assert server.creates == 2  # round 1: all 6; round 2: the correction, flaky, expired
+        assert server.submitted[max(server.submitted, key=server.submitted.get)] <= 2
+
+    reasons = {row["doc_id"]: row["reason"] for row in result.rejects}
+    assert reasons == {
+        passages[2].doc_id: "batch_expired",
+        passages[3].doc_id: "batch_invalid_request_error",
+    }
+    assert len(result.rows) == 4
+    invalid_answers = result.stats.invalid_answers
+    assert sum(n for code, n in invalid_answers.items() if not code.startswith("batch_")) == 1
+
+    # the synchronous path, with the same invalid first answer, writes the same questions
+    sync_params = settings(tmp_path / "sync", batch=False)
+    sync = synchronous(sync_params, {invalid: [Reply(PREAMBLE)]})
+    kept = {passages[2].doc_id, passages[3].doc_id}
+    assert result.rows == [row for row in sync.rows if row["doc_id"] not in kept]
+    batch_cache, sync_cache = cached_texts(tmp_path / "batch"), cached_texts(tmp_path / "sync")
+    assert batch_cache.items() <= sync_cache.items()  # same keys, same answers
+    assert len(sync_cache) - len(batch_cache) == 2  # the two the batch API would not answer
+
+    # batch price: half the synchronous one for the same tokens
+    stats = result.stats
+    full = cost_usd(price_for("claude-haiku-4-5"), stats.input_tokens, stats.output_tokens)
+    assert stats.cost_usd == pytest.approx(full / 2)
+    assert not (tmp_path / "batch" / PENDING_FILE).exists()
+
+
+def test_kill_9_while_polling_then_resume_submits_nothing_again(tmp_path):
+    generate = {"provider": "anthropic", "max_questions": 6, "batch": True, "batch_poll_s": 0.05}
+    with LoopbackBatches() as server:
+        server.hold.set()  # batches stay in progress: the stage polls until it is killed
+        project = make_project(tmp_path, generate)
+        env = stage_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.url)
+        victim = subprocess.Popen(
+            command(), cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 120
+        while server.retrieves < 2 and time.monotonic() < deadline and victim.poll() is None:
+            time.sleep(0.02)
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        pending = project / "cache" / "llm" / PENDING_FILE
+        assert json.loads(pending.read_text()) == {"batches": ["msgbatch_0001"]}
+        assert server.creates == 1 and len(server.submitted) == 6
+
+        server.hold.clear()
+        resumed = subprocess.run(
+            command(), cwd=project, env=env, capture_output=True, text=True, timeout=180
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert "resuming batch msgbatch_0001" in resumed.stderr
+        assert "ended: 0 processing, 6 succeeded, 0 errored, 0 canceled, 0 expired" in (
+            resumed.stderr
+        )
+        assert server.creates == 1  # zero new submissions
+        assert set(server.submitted.values()) == {1}
+        assert not pending.exists()
+
+    rows = read_jsonl(project / "data" / "goldenset.jsonl")
+    sync = synchronous(settings(tmp_path / "sync", batch=False), {})
+    assert rows == sync.rows
+    assert len(AnswerCache(project / "cache" / "llm")) == 6
+
+
+def test_requests_split_at_the_api_limits():
+    small = [{"custom_id": str(i), "params": {"messages": "x"}} for i in range(100_001)]
+    assert [len(part) for part in split_requests(small)] == [100_000, 1]
+    big = [{"custom_id": str(i), "params": {"messages": "y" * 100_000_000}} for i in range(3)]
+    assert [len(part) for part in split_requests(big)] == [2, 1]
+
+
+def test_batch_with_another_provider_is_one_clear_error(tmp_path):
+    with LoopbackLLM(api_key=None) as server:
+        from goldenset.errors import GoldensetError
+        from goldenset.generation.openai_provider import OpenAIProvider
+
+        params = settings(
+            tmp_path, provider="openai", model="m", batch=True, openai={"base_url": server.url}
+        )
+        with pytest.raises(GoldensetError, match="generate.batch is for provider anthropic"):
+            run_generation(DOCUMENTS, params, provider=OpenAIProvider(params, api_key=KEY))
+        assert server.requests == 0
