@@ -41,6 +41,10 @@ class AnthropicProvider:
     def identity(self) -> dict:
         return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
 
+    def client(self) -> Any:
+        """The SDK client (key, base URL, retries), built on first use: the batch path's too."""
+        return self._connect()
+
     def _connect(self) -> Any:
         with self._lock:
             if self._client is None:

@@ -100,11 +100,16 @@ class BatchRunner:
         self.passages = passages
         self.poll_s = poll_s
         self.progress = progress
-        self.client = provider._client  # the provider's SDK client: key, base URL, retries
         self.pending_path = Path(session.params.cache_dir) / PENDING_FILE
         self.failed: dict[str, tuple[str, str]] = {}  # key -> (reason code, detail)
         self.tries: dict[str, int] = {}
         self.reserved: dict[str, float] = {}
+
+    @property
+    def client(self):
+        """The provider's SDK client, built only when a batch is sent or polled (a run answered
+        from the cache needs no key)."""
+        return self.session.provider.client()
 
     def run(self) -> dict[str, tuple[str, str]]:
         for batch_id in self._read_pending():  # a run killed while it waited: poll, never resubmit
