@@ -1,4 +1,4 @@
-"""Evidence spans become chunk judgments under any chunking; document qrels become chunk qrels."""
+"""Evidence spans become chunk judgments under any chunking; real qrels become document rows."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 
 from goldenset.relevance import (
-    chunk_qrels_from_documents,
     document_qrels,
     evidence_qrels,
     group_starts,
@@ -66,12 +65,10 @@ def test_one_chunk_per_passage_reduces_to_one_gold_chunk():
     assert relevant_chunks(questions, chunks) == [["a#0"], ["a#1"], ["b#0"]]
 
 
-def test_document_judgments_reach_every_chunk_of_the_document():
+def test_document_judgments_follow_the_chunk_groups():
     chunks = chunks_of({"a": [(0, 10), (10, 20)], "b": [(0, 10)], "c": [(0, 5), (5, 9), (9, 12)]})
     starts = group_starts(chunks["doc_id"])
     np.testing.assert_array_equal(starts, [0, 2, 3])
     qrels = pd.DataFrame({"qid": ["q1", "q1", "q2"], "doc_id": ["a", "c", "b"], "grade": [1, 2, 1]})
     by_doc = document_qrels(pd.Series(["q1", "q2"]), qrels, ["a", "b", "c"])
     np.testing.assert_array_equal(by_doc.toarray(), [[1, 0, 2], [0, 1, 0]])
-    by_chunk = chunk_qrels_from_documents(by_doc, starts, len(chunks))
-    np.testing.assert_array_equal(by_chunk.toarray(), [[1, 1, 0, 2, 2, 2], [0, 0, 1, 0, 0, 0]])

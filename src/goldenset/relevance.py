@@ -66,11 +66,3 @@ def document_qrels(qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]) -
     cols = judged["doc_id"].map(doc_col).to_numpy()
     grades = judged["grade"].to_numpy(dtype=np.float64)
     return csr_array((grades, (rows, cols)), shape=(len(query_row), len(doc_col)))
-
-
-def chunk_qrels_from_documents(
-    doc_qrels: csr_array, starts: np.ndarray, n_chunks: int
-) -> csr_array:
-    """Every chunk of a judged document inherits the document's grade."""
-    chunk_doc = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n_chunks]))
-    return csr_array(doc_qrels.tocsc()[:, chunk_doc])

@@ -10,14 +10,14 @@ import pandas as pd
 from scipy.sparse import csr_array
 
 from goldenset.metrics import evaluate, judged_gains, mean_metrics, relevant_counts
-from goldenset.retrieval import ScoreSource, top_k
+from goldenset.retrieval import ScoreSource, TopK, top_k
 
 log = logging.getLogger("goldenset")
 
 
 @dataclass(frozen=True)
 class QuerySet:
-    name: str  # the first key of a metric: synthetic, real, real_chunks
+    name: str  # the first key of a metric: synthetic or real
     qids: list[str]
     qrels: csr_array  # (queries x items): items are chunks, or documents when groups is set
     item_ids: list[str]
@@ -28,6 +28,14 @@ def score(
     query_set: QuerySet, retriever: str, source: ScoreSource, ks: list[int], depth: int
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Mean metrics over the judged queries, and one result row per query."""
+    found = top_k(source, max(depth, max(ks)), groups=query_set.groups)
+    return score_ranked(query_set, retriever, found, ks)
+
+
+def score_ranked(
+    query_set: QuerySet, retriever: str, found: TopK, ks: list[int]
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """Like :func:`score`, for lists already ranked (padded with -1 where shorter)."""
     n_items = len(query_set.item_ids)
     if max(ks) > n_items:
         log.warning(
@@ -37,7 +45,6 @@ def score(
             max(ks),
             max(ks),
         )
-    found = top_k(source, max(depth, max(ks)), groups=query_set.groups)
     metrics = mean_metrics(evaluate(found.indices, query_set.qrels, ks))
     metrics["n_queries"] = float((relevant_counts(query_set.qrels) > 0).sum())
     return metrics, _result_rows(query_set, retriever, found, max(ks))
