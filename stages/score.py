@@ -126,7 +126,7 @@ def _worst_misses(params: Params, query_set: QuerySet, ranked: dict, texts: list
 
 
 def _headline(values: dict[str, float]) -> str:
-    shown = ["recall@10", "mrr", "ndcg@10", "n_queries"]
+    shown = ["recall@10", "mrr", "ndcg@10", "recall_loss@10", "n_queries"]
     return ", ".join(f"{name} {values[name]:.4g}" for name in shown if name in values)
 
 
