@@ -130,7 +130,7 @@ class ANNParams(Section):
     index: Literal["hnsw", "ivf"] = "hnsw"
     hnsw_m: int = Field(32, gt=1, description="HNSW links per node")
     ef_construction: int = Field(40, gt=0)
-    ef_search: int = Field(16, gt=0, description="raised to k when k is larger")
+    ef_search: int = Field(16, gt=0, description="raised to the results fetched")
     ivf_nlist: int = Field(100, gt=0, description="IVF clusters (at most one per chunk)")
     ivf_nprobe: int = Field(8, gt=0, description="IVF clusters searched per query")
 
