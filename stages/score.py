@@ -1,44 +1,54 @@
-"""score: every enabled retriever on every query set -> metrics, plots and per-question results."""
+"""score: every enabled retriever on every query set -> metrics, plots, per-question results,
+exports (BEIR, TREC runs) and the worst-misses report."""
 
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
 
 import pandas as pd
 from scipy.sparse import csr_array
 
 from goldenset.errors import GoldensetError
+from goldenset.exports import beir_corpus, beir_qrels, beir_queries, trec_run
 from goldenset.metric_files import headline_intervals, split_metrics
 from goldenset.params import Params
 from goldenset.querysets import NO_REAL_QUERIES, absent_summary, read_goldenset
 from goldenset.relevance import (
     TextClasses,
-    chunk_qrels_from_documents,
     collapse_items,
     document_qrels,
     evidence_qrels,
     group_starts,
     text_classes,
 )
-from goldenset.retrieval import BM25Scores, DenseScores, resolve_device
-from goldenset.scoring import QuerySet, recall_plot_rows, score
+from goldenset.reports import worst_misses
+from goldenset.retrieval import resolve_device
+from goldenset.retrievers import Corpus, Dense, Queries, build_retrievers, rank_all, recall_loss
+from goldenset.scoring import QuerySet, recall_plot_rows, score_ranked
 from goldenset.tables import write_parquet
 from goldenset.vectors import read_vectors
 
 log = logging.getLogger("goldenset")
 EMBEDDINGS = "data/embeddings"
-PLOTTED = [f"{s}_{r}" for s in ("real", "synthetic") for r in ("dense", "bm25")]
+EXPORT = Path("data/export")
+WORST_MISSES = Path("reports/worst_misses.md")
+PLOTTED = [
+    f"{s}_{r}"
+    for s in ("real", "synthetic")
+    for r in ("dense", "bm25", "hybrid", "ann", "external")
+]
 
 
 def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, list[str]]]:
     """Each query set with the texts of its queries; sets without queries are left out."""
     sets = []
-    classes = text_classes(chunks["text"])
     golden = read_goldenset("data/goldenset.jsonl")
     if len(golden):
         qrels = evidence_qrels(golden, chunks, params.score.min_overlap)
+        classes = text_classes(chunks["text"])
         synthetic = chunk_set("synthetic", golden["qid"].tolist(), qrels, chunks, classes)
         sets.append((synthetic, golden["question"].tolist()))
     queries = pd.read_parquet("data/queries.parquet")
@@ -52,8 +62,6 @@ def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, lis
         by_doc = document_qrels(queries["qid"], judgments, doc_order)
         qids, texts = queries["qid"].tolist(), queries["text"].tolist()
         sets.append((QuerySet("real", qids, by_doc, doc_order, starts), texts))
-        by_chunk = chunk_qrels_from_documents(by_doc, starts, len(chunks))
-        sets.append((chunk_set("real_chunks", qids, by_chunk, chunks, classes), texts))
     else:
         log.info(NO_REAL_QUERIES)
     if not sets:
@@ -76,56 +84,106 @@ def chunk_set(
     return QuerySet(name, qids, collapsed, item_ids, classes.starts, classes.order)
 
 
+def corpus_for(corpus: Corpus, query_set: QuerySet) -> Corpus:
+    """The chunks in the order the query set's items group them (equal texts side by side)."""
+    rows = query_set.rows
+    if rows is None:
+        return corpus
+    return Corpus(
+        [corpus.chunk_ids[row] for row in rows],
+        [corpus.texts[row] for row in rows],
+        corpus.vectors[rows],
+    )
+
+
 def main(params: Params) -> None:
     chunks = pd.read_parquet(
         "data/chunks.parquet", columns=["chunk_id", "doc_id", "start", "end", "text"]
     )
-    chunk_vectors = read_vectors(EMBEDDINGS, "chunks", chunks["chunk_id"].tolist())
-    enabled = params.retrievers
-    sp = params.score
+    chunk_ids = chunks["chunk_id"].tolist()
+    corpus = Corpus(
+        chunk_ids, chunks["text"].tolist(), read_vectors(EMBEDDINGS, "chunks", chunk_ids)
+    )
     device = resolve_device(params.score.device)
+    sp = params.score
+    ks, depth = sp.ks, max(sp.depth, max(sp.ks))
     metrics: dict[str, dict[str, dict[str, float]]] = {}
-    results = []
+    results, runs = [], {}
+    shutil.rmtree(EXPORT, ignore_errors=True)  # no run file of a retriever since disabled
+    _write(WORST_MISSES, "# Worst misses\n\nNo golden-set question was scored.\n")
     for query_set, texts in query_sets(params, chunks):
+        searched = corpus_for(corpus, query_set)
+        retrievers = build_retrievers(params.retrievers, searched, device)
+        if not retrievers:
+            raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
         vector_name = "synthetic" if query_set.name == "synthetic" else "real"
-        scored_rows = query_set.rows
-        sources = {}
-        if enabled.dense.enabled:
-            vectors = read_vectors(EMBEDDINGS, vector_name, query_set.qids)
-            items = chunk_vectors if scored_rows is None else chunk_vectors[scored_rows]
-            sources["dense"] = DenseScores(vectors, items, device)
-        if enabled.bm25.enabled:
-            bm25 = enabled.bm25
-            item_texts = chunks["text"]
-            if scored_rows is not None:
-                item_texts = item_texts.iloc[scored_rows]
-            sources["bm25"] = BM25Scores(item_texts.tolist(), texts, k1=bm25.k1, b=bm25.b)
-        for retriever, source in sources.items():
-            values, rows = score(query_set, retriever, source, sp.ks, sp.depth, sp.headline)
+        queries = Queries(query_set, texts, read_vectors(EMBEDDINGS, vector_name, query_set.qids))
+        ranked = rank_all(retrievers, queries, depth)
+        for retriever, found in ranked.items():
+            values, rows = score_ranked(query_set, retriever, found, ks, sp.headline)
+            if retriever == "ann":  # what the index misses against exact search
+                exact = ranked.get("dense") or Dense(searched, device).rank(queries, depth, {})
+                values.update(recall_loss(found, exact, ks))
             metrics.setdefault(query_set.name, {})[retriever] = values
             results.append(rows)
+            runs[f"{query_set.name}.{retriever}"] = trec_run(
+                query_set.qids, query_set.item_ids, found, retriever
+            )
             log.info("%s/%s: %s", query_set.name, retriever, _headline(values))
+        if query_set.name == "synthetic":
+            _write_golden_exports(queries, chunks)
+            text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
+            item_texts = [text_of[item] for item in query_set.item_ids]
+            _write(WORST_MISSES, _worst_misses(params, query_set, ranked, item_texts))
     if not results:
-        raise GoldensetError(
-            "retrievers: every retriever is disabled; enable retrievers.dense or retrievers.bm25"
-        )
+        raise GoldensetError("retrievers: no enabled retriever ranked any query set")
     results = pd.concat(results, ignore_index=True)
     write_parquet(results, "data/results.parquet")
+    for name, text in runs.items():
+        _write(EXPORT / "runs" / f"{name}.trec", text)
     headline, detail = split_metrics(metrics, sp.headline)
     _write_json("metrics/scores.json", headline)
     _write_json("metrics/detail.json", detail)
     _write_json("metrics/intervals.json", headline_intervals(results, sp.headline, sp.intervals))
-    _write_json("plots/recall_at_k.json", recall_plot_rows(metrics, params.score.ks, PLOTTED))
+    _write_json("plots/recall_at_k.json", recall_plot_rows(metrics, ks, PLOTTED))
+
+
+def _write_golden_exports(queries: Queries, chunks: pd.DataFrame) -> None:
+    """The golden set in BEIR format: the chunks as corpus, the questions, their judgments."""
+    beir = EXPORT / "beir"
+    query_set = queries.query_set
+    _write(beir / "corpus.jsonl", beir_corpus(chunks))
+    _write(beir / "queries.jsonl", beir_queries(query_set.qids, queries.texts))
+    _write(
+        beir / "qrels" / "test.tsv", beir_qrels(query_set.qids, query_set.qrels, query_set.item_ids)
+    )
+
+
+def _worst_misses(params: Params, query_set: QuerySet, ranked: dict, texts: list[str]) -> str:
+    settings = params.score
+    return worst_misses(
+        read_goldenset("data/goldenset.jsonl"),
+        query_set,
+        ranked,
+        texts,
+        settings.worst_misses,
+        settings.worst_misses_chunks,
+        settings.worst_misses_chars,
+    )
 
 
 def _headline(values: dict[str, float]) -> str:
-    shown = ["recall@10", "mrr", "ndcg@10", "n_queries"]
+    shown = ["recall@10", "mrr", "ndcg@10", "recall_loss@10", "n_queries"]
     return ", ".join(f"{name} {values[name]:.4g}" for name in shown if name in values)
 
 
 def _write_json(path: str, payload: object) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    _write(Path(path), json.dumps(payload, indent=2, sort_keys=False) + "\n")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -61,8 +61,7 @@ def test_chunk_params_rerun_chunk_embed_score_and_metrics_diff_shows_it(project)
     commit(project, "smaller chunks")
     diff = json.loads(run(["dvc", "metrics", "diff", "HEAD~1", "HEAD", "--json"], project))
     changed = diff["metrics/scores.json"]
-    assert "real_chunks.dense.ndcg@10" in changed
-    assert changed["real_chunks.dense.ndcg@10"]["diff"] != 0
+    assert any(name.startswith("real.") and changed[name]["diff"] != 0 for name in changed)
 
 
 def test_push_then_pull_in_a_fresh_clone_restores_everything(project, tmp_path):

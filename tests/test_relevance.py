@@ -1,4 +1,4 @@
-"""Evidence spans become chunk judgments under any chunking; document qrels become chunk qrels."""
+"""Evidence spans become chunk judgments under any chunking; real qrels become document rows."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from scipy.sparse import csr_array
 
 from goldenset.metrics import evaluate, rank_run
 from goldenset.relevance import (
-    chunk_qrels_from_documents,
     collapse_items,
     document_qrels,
     evidence_qrels,
@@ -73,15 +72,13 @@ def test_one_chunk_per_passage_reduces_to_one_gold_chunk():
     assert relevant_chunks(questions, chunks) == [["a#0"], ["a#1"], ["b#0"]]
 
 
-def test_document_judgments_reach_every_chunk_of_the_document():
+def test_document_judgments_follow_the_chunk_groups():
     chunks = chunks_of({"a": [(0, 10), (10, 20)], "b": [(0, 10)], "c": [(0, 5), (5, 9), (9, 12)]})
     starts = group_starts(chunks["doc_id"])
     np.testing.assert_array_equal(starts, [0, 2, 3])
     qrels = pd.DataFrame({"qid": ["q1", "q1", "q2"], "doc_id": ["a", "c", "b"], "grade": [1, 2, 1]})
     by_doc = document_qrels(pd.Series(["q1", "q2"]), qrels, ["a", "b", "c"])
     np.testing.assert_array_equal(by_doc.toarray(), [[1, 0, 2], [0, 1, 0]])
-    by_chunk = chunk_qrels_from_documents(by_doc, starts, len(chunks))
-    np.testing.assert_array_equal(by_chunk.toarray(), [[1, 1, 0, 2, 2, 2], [0, 0, 1, 0, 0, 0]])
 
 
 def test_a_judged_document_absent_from_the_corpus_is_missed_as_in_trec_eval():
@@ -111,9 +108,6 @@ def test_a_judged_document_absent_from_the_corpus_is_missed_as_in_trec_eval():
                     trec[qid][trec_name.format(k=k)], abs=1e-9
                 ), (qid, our_name.format(k=k))
     assert ours["recall@10"].tolist() == [0.5, 0.0, pytest.approx(2 / 3)]
-    # every chunk of a judged document, and the absent one after them
-    by_chunk = chunk_qrels_from_documents(by_doc, np.array([0, 2, 3, 4]), 5)
-    np.testing.assert_array_equal(by_chunk.toarray()[0], [0, 0, 1, 0, 0, 1])
 
 
 def test_chunks_of_equal_text_are_one_item_and_rank_as_without_the_copy():

@@ -49,7 +49,7 @@ def test_k_larger_than_the_corpus_warns_and_scores(tmp_path):
     scores = json.loads((project / "metrics/scores.json").read_text())
     detail = json.loads((project / "metrics/detail.json").read_text())
     assert scores["real"]["dense"]["recall@1"] == 1.0
-    assert detail["real_chunks"]["dense"]["recall@10"] == 1.0
+    assert detail["real"]["hybrid"]["recall@10"] == 1.0
     results = pd.read_parquet(project / "data/results.parquet")
     dense_real = results[(results.query_set == "real") & (results.retriever == "dense")]
     assert dense_real["top_ids"].iloc[0].tolist() == ["a", "b"]

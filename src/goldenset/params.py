@@ -133,6 +133,9 @@ class ScoreParams(Section):
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="exact dense scoring: auto is a GPU when torch sees one, else the CPU"
     )
+    worst_misses: int = Field(10, ge=0, description="questions per retriever in the report")
+    worst_misses_chunks: int = Field(3, ge=0, description="outranking chunks shown per question")
+    worst_misses_chars: int = Field(300, gt=0, description="characters shown per text")
 
     @model_validator(mode="after")
     def _positive_ks(self) -> ScoreParams:
@@ -174,9 +177,53 @@ class BM25Params(Section):
     b: float = Field(0.75, ge=0, le=1)
 
 
+RankedRetriever = Literal["dense", "bm25", "ann", "external"]
+
+
+class HybridParams(Section):
+    enabled: bool = True
+    fuse: list[RankedRetriever] = Field(default_factory=lambda: ["dense", "bm25"], min_length=2)
+    rrf_k: int = Field(60, gt=0, description="reciprocal rank fusion: 1 / (rrf_k + rank)")
+
+
+class ANNParams(Section):
+    enabled: bool = True
+    index: Literal["hnsw", "ivf"] = "hnsw"
+    hnsw_m: int = Field(32, gt=1, description="HNSW links per node")
+    ef_construction: int = Field(40, gt=0)
+    ef_search: int = Field(16, gt=0, description="raised to the results fetched")
+    ivf_nlist: int = Field(100, gt=0, description="IVF clusters (at most one per chunk)")
+    ivf_nprobe: int = Field(8, gt=0, description="IVF clusters searched per query")
+
+
+class ExternalParams(Section):
+    enabled: bool = False
+    callable: str | None = Field(None, pattern=r"^[\w.]+:\w+$", description="module:function")
+    run_file: str | None = Field(None, min_length=1, description="a TREC run file")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ExternalParams:
+        if self.enabled and (self.callable is None) == (self.run_file is None):
+            raise ValueError("set exactly one of callable (module:function) and run_file")
+        return self
+
+
 class RetrieversParams(Section):
     dense: DenseParams = Field(default_factory=DenseParams)
     bm25: BM25Params = Field(default_factory=BM25Params)
+    ann: ANNParams = Field(default_factory=ANNParams)
+    external: ExternalParams = Field(default_factory=ExternalParams)
+    hybrid: HybridParams = Field(default_factory=HybridParams)
+
+    @model_validator(mode="after")
+    def _fused_retrievers_enabled(self) -> RetrieversParams:
+        if self.hybrid.enabled:
+            off = [name for name in self.hybrid.fuse if not getattr(self, name).enabled]
+            if off:
+                raise ValueError(f"hybrid.fuse names disabled retrievers {off}: enable them")
+            if len(set(self.hybrid.fuse)) != len(self.hybrid.fuse):
+                raise ValueError(f"hybrid.fuse names a retriever twice: {self.hybrid.fuse}")
+        return self
 
 
 class Params(Section):

@@ -85,18 +85,6 @@ def document_qrels(qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]) -
     return csr_array((grades, (rows, cols)), shape=(len(query_row), len(doc_col)))
 
 
-def chunk_qrels_from_documents(
-    doc_qrels: csr_array, starts: np.ndarray, n_chunks: int
-) -> csr_array:
-    """Every chunk of a judged document inherits the document's grade.
-
-    Columns of `doc_qrels` beyond the documents (judged, absent) follow the chunks, one each.
-    """
-    chunk_doc = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n_chunks]))
-    absent = np.arange(len(starts), doc_qrels.shape[1])
-    return csr_array(doc_qrels.tocsc()[:, np.r_[chunk_doc, absent]])
-
-
 @dataclass(frozen=True)
 class TextClasses:
     """Chunks grouped by equal text; classes numbered by their first chunk, in chunk order."""

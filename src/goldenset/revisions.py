@@ -52,9 +52,9 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
         rows = _optional(lambda: _jsonl(read_bytes(GOLDENSET, rev, repo)), [])
         questions["synthetic"] = {row["qid"]: row.get("question", "") for row in rows}
         evidence = {row["qid"]: row.get("evidence", "") for row in rows}
-    if query_sets & {"real", "real_chunks"}:
+    if "real" in query_sets:
         real = _optional(lambda: _real_queries(rev, repo), {})
-        questions["real"] = questions["real_chunks"] = real
+        questions["real"] = real
     chunks = _optional(lambda: _texts(read_bytes(CHUNKS, rev, repo), "chunk_id"), {})
     documents = (
         _optional(lambda: _texts(read_bytes(DOCUMENTS, rev, repo), "doc_id"), {})

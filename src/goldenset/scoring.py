@@ -10,14 +10,14 @@ import pandas as pd
 from scipy.sparse import csr_array
 
 from goldenset.metrics import QUERY_KEY, evaluate, judged_gains, mean_metrics, relevant_counts
-from goldenset.retrieval import ScoreSource, top_k
+from goldenset.retrieval import TopK
 
 log = logging.getLogger("goldenset")
 
 
 @dataclass(frozen=True)
 class QuerySet:
-    name: str  # the first key of a metric: synthetic, real, real_chunks
+    name: str  # the first key of a metric: synthetic or real
     qids: list[str]
     # (queries x items): items are chunks, text classes of chunks, or documents; columns past
     # item_ids are judged items absent from the corpus, which no retriever returns
@@ -27,15 +27,11 @@ class QuerySet:
     rows: np.ndarray | None = None  # chunk rows the retriever scores, in order; None: all chunks
 
 
-def score(
-    query_set: QuerySet,
-    retriever: str,
-    source: ScoreSource,
-    ks: list[int],
-    depth: int,
-    headline: list[str],
+def score_ranked(
+    query_set: QuerySet, retriever: str, found: TopK, ks: list[int], headline: list[str]
 ) -> tuple[dict[str, float], pd.DataFrame]:
-    """Mean metrics over the judged queries, and one result row per query.
+    """Mean metrics over the judged queries, and one result row per query, from ranked lists
+    (item indices best first, padded with -1 where shorter).
 
     The rows carry each query's value of the ``headline`` metrics (NaN for a query without any
     relevant item), the very numbers the means average: intervals and comparisons use them.
@@ -49,7 +45,6 @@ def score(
             max(ks),
             max(ks),
         )
-    found = top_k(source, max(depth, max(ks)), groups=query_set.groups)
     per_query = evaluate(found.indices, query_set.qrels, ks)
     metrics = mean_metrics(per_query)
     metrics["n_queries"] = float((relevant_counts(query_set.qrels) > 0).sum())

@@ -1,0 +1,187 @@
+"""The score stage's exports (BEIR golden set, TREC runs) read back by pytrec_eval, and reports."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+import yaml
+
+from goldenset.chunking import chunk_documents
+from goldenset.exports import read_trec_run, strictly_decreasing
+from goldenset.params import ChunkParams
+from goldenset.vectors import write_vectors
+from tests.conftest import ROOT
+from tests.stages import run_stage
+
+KS = [1, 3, 5, 10]
+RETRIEVERS = ["dense", "bm25", "ann", "external", "hybrid"]
+TREC = {"recall": "recall_{k}", "hit": "success_{k}", "ndcg": "ndcg_cut_{k}", "precision": "P_{k}"}
+
+
+def sample_documents(n_docs: int) -> pd.DataFrame:
+    with gzip.open(ROOT / "data/docs/scifact-sample.jsonl.gz", "rt", encoding="utf-8") as lines:
+        docs = [json.loads(line) for _, line in zip(range(n_docs), lines, strict=False)]
+    return pd.DataFrame({"doc_id": [d["_id"] for d in docs], "text": [d["text"] for d in docs]})
+
+
+def golden_questions(chunks: pd.DataFrame) -> list[dict]:
+    """A question on the second chunk of every other document, its evidence inside that chunk."""
+    rows = []
+    for number, (doc_id, group) in enumerate(chunks.groupby("doc_id", sort=False)):
+        if number % 2 or len(group) < 2:
+            continue
+        chunk = group.iloc[1]
+        start, end = int(chunk.start), int(chunk.start) + min(120, len(chunk.text))
+        words = chunk.text.split()
+        rows.append(
+            {
+                "qid": f"gs-{doc_id}",
+                "question": " ".join(words[2:9]) + "?",
+                "doc_id": doc_id,
+                "evidence_start": start,
+                "evidence_end": end,
+                "evidence": chunk.text[: end - start],
+            }
+        )
+    return rows
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> Path:
+    """A project scored by the real stage: sample chunks, a golden set, real queries, and every
+    retriever (the external one is the shipped example callable)."""
+    project = tmp_path_factory.mktemp("exports")
+    docs = sample_documents(30)
+    chunks = chunk_documents(docs, ChunkParams(strategy="sentences", max_size=250))
+    (project / "data").mkdir()
+    chunks.to_parquet(project / "data/chunks.parquet", index=False)
+    golden = golden_questions(chunks)
+    (project / "data/goldenset.jsonl").write_text("".join(json.dumps(q) + "\n" for q in golden))
+    queries, qrels = project / "data/queries", ["query-id\tcorpus-id\tscore"]
+    queries.mkdir()
+    doc_ids = docs["doc_id"].tolist()
+    qrels += [f"r{i}\t{doc_ids[(3 * i) % 30]}\t1" for i in range(12)]
+    qrels += [f"r{i}\t{doc_ids[(3 * i + 1) % 30]}\t2" for i in range(0, 12, 3)]
+    (queries / "qrels.tsv").write_text("\n".join(qrels) + "\n")
+    texts = [" ".join(docs["text"][(3 * i) % 30].split()[5:12]) for i in range(12)]
+    (queries / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": f"r{i}", "text": t}) + "\n" for i, t in enumerate(texts))
+    )
+    rng = np.random.default_rng(3)
+
+    def unit(n: int) -> np.ndarray:
+        vectors = rng.standard_normal((n, 16)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    embeddings = project / "data/embeddings"
+    write_vectors(embeddings, "chunks", chunks["chunk_id"].tolist(), unit(len(chunks)))
+    write_vectors(embeddings, "synthetic", [q["qid"] for q in golden], unit(len(golden)))
+    write_vectors(embeddings, "real", [f"r{i}" for i in range(12)], unit(12))
+    shutil.copytree(ROOT / "external", project / "external")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["score"]["ks"] = KS
+    params["score"]["worst_misses"] = 2
+    params["retrievers"]["external"] = {
+        "enabled": True,
+        "callable": "external.example_search:search",
+        "run_file": None,
+    }
+    params["retrievers"]["hybrid"]["fuse"] = ["dense", "bm25", "external"]
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+    process = run_stage("score", project)
+    assert process.returncode == 0, process.stderr
+    return project
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text().splitlines()[1:]:
+        qid, item, grade = line.split("\t")
+        qrels.setdefault(qid, {})[item] = int(grade)
+    return qrels
+
+
+def assert_trec_eval_agrees(qrels: dict, run: dict, ours: dict[str, float]) -> None:
+    cut = ",".join(map(str, KS))
+    measures = {f"recall.{cut}", f"success.{cut}", f"ndcg_cut.{cut}", f"P.{cut}", "recip_rank"}
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    assert len(per_query) == ours["n_queries"]
+    for name, trec_name in TREC.items():
+        for k in KS:
+            theirs = np.mean([values[trec_name.format(k=k)] for values in per_query.values()])
+            assert ours[f"{name}@{k}"] == pytest.approx(theirs, abs=1e-9), f"{name}@{k}"
+    theirs = np.mean([values["recip_rank"] for values in per_query.values()])
+    assert ours["mrr"] == pytest.approx(theirs, abs=1e-9)
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_golden_set_export_and_runs_read_by_pytrec_eval_give_our_metrics(scored, retriever):
+    metrics = json.loads((scored / "metrics/scores.json").read_text())
+    beir = scored / "data/export/beir"
+    qrels = read_qrels(beir / "qrels/test.tsv")
+    run = read_trec_run(scored / f"data/export/runs/synthetic.{retriever}.trec")
+    assert_trec_eval_agrees(qrels, run, metrics["synthetic"][retriever])
+    # the corpus is the chunks, the queries are the golden-set questions
+    corpus = [json.loads(line) for line in (beir / "corpus.jsonl").read_text().splitlines()]
+    chunks = pd.read_parquet(scored / "data/chunks.parquet")
+    assert [c["_id"] for c in corpus] == chunks["chunk_id"].tolist()
+    assert [c["text"] for c in corpus] == chunks["text"].tolist()
+    questions = [json.loads(line) for line in (beir / "queries.jsonl").read_text().splitlines()]
+    assert {q["_id"] for q in questions} == set(qrels)
+    assert {item for judged in run.values() for item in judged} <= {c["_id"] for c in corpus}
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_real_query_runs_read_by_pytrec_eval_give_our_metrics(scored, retriever):
+    metrics = json.loads((scored / "metrics/scores.json").read_text())
+    qrels = read_qrels(scored / "data/queries/qrels.tsv")  # document ids, graded
+    run = read_trec_run(scored / f"data/export/runs/real.{retriever}.trec")
+    assert_trec_eval_agrees(qrels, run, metrics["real"][retriever])
+
+
+def test_ann_recall_loss_and_no_real_chunks_in_the_metrics(scored):
+    metrics = json.loads((scored / "metrics/scores.json").read_text())
+    assert set(metrics) == {"synthetic", "real"}
+    for query_set in ("synthetic", "real"):
+        assert set(metrics[query_set]) == set(RETRIEVERS)
+        loss = metrics[query_set]["ann"]
+        assert all(0.0 <= loss[f"recall_loss@{k}"] <= 1.0 for k in KS)
+
+
+def test_worst_misses_shows_question_evidence_and_the_chunks_above_it(scored):
+    report = (scored / "reports/worst_misses.md").read_text()
+    results = pd.read_parquet(scored / "data/results.parquet")
+    golden = {q["qid"]: q for q in map(json.loads, (scored / "data/goldenset.jsonl").open())}
+    chunks = pd.read_parquet(scored / "data/chunks.parquet").set_index("chunk_id")
+    for retriever in RETRIEVERS:
+        section = report.split(f"## {retriever}\n")[1].split("\n## ")[0]
+        synthetic = results[(results.query_set == "synthetic") & (results.retriever == retriever)]
+        ranks = synthetic["first_relevant_rank"].fillna(10**6)
+        ranks = ranks[ranks != 1]  # evidence ranked first is no miss
+        worst = synthetic.loc[ranks.sort_values(ascending=False, kind="stable").index[:2]]
+        assert section.count("\n### ") == len(worst)
+        if retriever == "dense":  # random vectors: misses are certain
+            assert len(worst) == 2
+        for row in worst.itertuples():
+            question = golden[row.qid]
+            assert f"`{row.qid}`" in section
+            assert " ".join(question["evidence"].split())[:100] in section
+            # the first chunk listed is the one ranked first, which outranked the evidence
+            top = " ".join(chunks.loc[row.top_ids[0], "text"].split())[:100]
+            assert top in section
+
+
+def test_strictly_decreasing_keeps_order_and_values():
+    scores = np.array([3.0, 2.0, 2.0, 2.0, 1.0, 1.0, 0.0, 0.0], dtype=np.float32)
+    separated = strictly_decreasing(scores)
+    assert separated.dtype == np.float32 and np.all(np.diff(separated) < 0)
+    np.testing.assert_allclose(separated, scores, rtol=1e-6, atol=1e-40)
+    # what a run file holds reads back as the same float32 value
+    assert [np.float32(float(f"{score}")) for score in separated] == separated.tolist()

@@ -1,0 +1,100 @@
+"""params.yaml shows every param, and each stage's deps hold every module the stage runs."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel
+
+from goldenset.params import Params, parse_params
+from tests.conftest import ROOT
+
+SOURCE = ROOT / "src"
+
+
+def missing_fields(model: type[BaseModel], shown: dict, where: str = "") -> list[str]:
+    """Dotted names of the model's fields (recursively) that `shown` does not spell out."""
+    missing = []
+    for name, field in model.model_fields.items():
+        dotted = f"{where}{name}"
+        if name not in shown:
+            missing.append(dotted)
+            continue
+        nested = field.annotation
+        if isinstance(nested, type) and issubclass(nested, BaseModel):
+            missing += missing_fields(nested, shown[name] or {}, dotted + ".")
+    return missing
+
+
+def test_params_yaml_spells_out_every_param():
+    shown = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    parse_params(shown)  # and it is valid
+    assert missing_fields(Params, shown) == []
+
+
+def test_missing_fields_sees_a_nested_param():
+    shown = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    del shown["retrievers"]["bm25"]["k1"]
+    del shown["generate"]["local"]["n_ctx"]
+    assert missing_fields(Params, shown) == ["generate.local.n_ctx", "retrievers.bm25.k1"]
+
+
+def module_file(name: str) -> Path | None:
+    """The file of a goldenset module or package, None for any other module."""
+    if name != "goldenset" and not name.startswith("goldenset."):
+        return None
+    path = SOURCE.joinpath(*name.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
+def imported_files(script: Path) -> set[Path]:
+    """goldenset files a script imports, transitively, wherever the import statement sits."""
+    seen: set[Path] = set()
+    pending = [script]
+    while pending:
+        tree = ast.parse(pending.pop().read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from goldenset.x import y` may import the module goldenset.x.y
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            for name in names:
+                parts = name.split(".")
+                # a package's __init__ runs before any module inside it
+                for depth in range(1, len(parts) + 1):
+                    path = module_file(".".join(parts[:depth]))
+                    if path is not None and path.exists() and path not in seen:
+                        seen.add(path)
+                        pending.append(path)
+    return seen
+
+
+def test_every_stage_depends_on_every_module_it_runs():
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    assert stages
+    for name, stage in stages.items():
+        deps = [ROOT / dep for dep in stage["deps"] if "${" not in dep]
+        script = ROOT / "stages" / f"{name}.py"
+        assert script in deps, name
+        needed = imported_files(script)
+        assert SOURCE / "goldenset" / "stage.py" in needed, name
+        # package __init__ files hold a docstring and the version, nothing a stage runs
+        uncovered = [
+            str(path.relative_to(ROOT))
+            for path in needed
+            if path.name != "__init__.py"
+            if not any(path == dep or dep in path.parents for dep in deps)
+        ]
+        assert sorted(uncovered) == [], name
+
+
+def test_imported_files_follows_imports_inside_functions(tmp_path):
+    script = tmp_path / "stage.py"
+    script.write_text("def main():\n    from goldenset.reports import worst_misses\n")
+    found = {str(path.relative_to(SOURCE)) for path in imported_files(script)}
+    # reports imports scoring, which imports metrics and retrieval, which import errors
+    assert {"goldenset/reports.py", "goldenset/scoring.py", "goldenset/errors.py"} <= found
