@@ -11,10 +11,10 @@ import pandas as pd
 
 from goldenset.audit import document_texts, real_query_overlaps, render_report, run_audit
 from goldenset.errors import GoldensetError
-from goldenset.generation.cache import write_atomically
 from goldenset.params import Params
 from goldenset.querysets import read_goldenset
 from goldenset.stage import run_stage
+from goldenset.tables import write_atomically
 from goldenset.vectors import read_vectors
 
 log = logging.getLogger("goldenset")

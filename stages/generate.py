@@ -9,11 +9,12 @@ from pathlib import Path
 import pandas as pd
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.cache import AnswerCache, write_atomically
+from goldenset.generation.cache import AnswerCache
 from goldenset.generation.runner import run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
 from goldenset.params import Params
 from goldenset.stage import run_stage
+from goldenset.tables import write_atomically
 
 log = logging.getLogger("goldenset")
 DOCUMENTS = Path("data/documents.parquet")

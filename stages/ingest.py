@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 
 from goldenset.duplicates import Duplicate, find_duplicates
-from goldenset.generation.cache import write_atomically
 from goldenset.ingest import IngestResult, documents_frame, ingest
 from goldenset.params import Params
 from goldenset.querysets import (
@@ -25,7 +24,7 @@ from goldenset.querysets import (
     read_real_queries,
 )
 from goldenset.stage import run_stage
-from goldenset.tables import write_parquet
+from goldenset.tables import write_atomically, write_parquet
 
 log = logging.getLogger("goldenset")
 OUT = "data/documents.parquet"

@@ -64,16 +64,15 @@ def scored(tmp_path_factory) -> Path:
     chunks.to_parquet(project / "data/chunks.parquet", index=False)
     golden = golden_questions(chunks)
     (project / "data/goldenset.jsonl").write_text("".join(json.dumps(q) + "\n" for q in golden))
-    queries, qrels = project / "data/queries", ["query-id\tcorpus-id\tscore"]
-    queries.mkdir()
     doc_ids = docs["doc_id"].tolist()
-    qrels += [f"r{i}\t{doc_ids[(3 * i) % 30]}\t1" for i in range(12)]
-    qrels += [f"r{i}\t{doc_ids[(3 * i + 1) % 30]}\t2" for i in range(0, 12, 3)]
-    (queries / "qrels.tsv").write_text("\n".join(qrels) + "\n")
+    # the real-query tables ingest writes
+    judged = [(f"r{i}", doc_ids[(3 * i) % 30], 1.0) for i in range(12)]
+    judged += [(f"r{i}", doc_ids[(3 * i + 1) % 30], 2.0) for i in range(0, 12, 3)]
+    qrels = pd.DataFrame(judged, columns=["qid", "doc_id", "grade"]).assign(absent="")
+    qrels.to_parquet(project / "data/qrels.parquet", index=False)
     texts = [" ".join(docs["text"][(3 * i) % 30].split()[5:12]) for i in range(12)]
-    (queries / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": f"r{i}", "text": t}) + "\n" for i, t in enumerate(texts))
-    )
+    queries = pd.DataFrame({"qid": [f"r{i}" for i in range(12)], "text": texts})
+    queries.to_parquet(project / "data/queries.parquet", index=False)
     rng = np.random.default_rng(3)
 
     def unit(n: int) -> np.ndarray:
@@ -100,6 +99,15 @@ def scored(tmp_path_factory) -> Path:
     return project
 
 
+def all_metrics(project: Path) -> dict:
+    """The headline metrics and the long tail, merged per query set and retriever."""
+    merged = json.loads((project / "metrics/scores.json").read_text())
+    for set_name, retrievers in json.loads((project / "metrics/detail.json").read_text()).items():
+        for retriever, values in retrievers.items():
+            merged[set_name][retriever].update(values)
+    return merged
+
+
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     for line in path.read_text().splitlines()[1:]:
@@ -123,7 +131,7 @@ def assert_trec_eval_agrees(qrels: dict, run: dict, ours: dict[str, float]) -> N
 
 @pytest.mark.parametrize("retriever", RETRIEVERS)
 def test_golden_set_export_and_runs_read_by_pytrec_eval_give_our_metrics(scored, retriever):
-    metrics = json.loads((scored / "metrics/scores.json").read_text())
+    metrics = all_metrics(scored)
     beir = scored / "data/export/beir"
     qrels = read_qrels(beir / "qrels/test.tsv")
     run = read_trec_run(scored / f"data/export/runs/synthetic.{retriever}.trec")
@@ -140,14 +148,17 @@ def test_golden_set_export_and_runs_read_by_pytrec_eval_give_our_metrics(scored,
 
 @pytest.mark.parametrize("retriever", RETRIEVERS)
 def test_real_query_runs_read_by_pytrec_eval_give_our_metrics(scored, retriever):
-    metrics = json.loads((scored / "metrics/scores.json").read_text())
-    qrels = read_qrels(scored / "data/queries/qrels.tsv")  # document ids, graded
+    metrics = all_metrics(scored)
+    table = pd.read_parquet(scored / "data/qrels.parquet")  # document ids, graded
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, doc_id, grade in table[["qid", "doc_id", "grade"]].itertuples(index=False):
+        qrels.setdefault(qid, {})[doc_id] = int(grade)
     run = read_trec_run(scored / f"data/export/runs/real.{retriever}.trec")
     assert_trec_eval_agrees(qrels, run, metrics["real"][retriever])
 
 
 def test_ann_recall_loss_and_no_real_chunks_in_the_metrics(scored):
-    metrics = json.loads((scored / "metrics/scores.json").read_text())
+    metrics = all_metrics(scored)
     assert set(metrics) == {"synthetic", "real"}
     for query_set in ("synthetic", "real"):
         assert set(metrics[query_set]) == set(RETRIEVERS)

@@ -1,8 +1,10 @@
-"""Parquet output of the stages: atomic, and byte-identical for identical tables."""
+"""Files the stages write: atomic (a reader or a crash sees the old file or the whole new one),
+and byte-identical for identical content."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -17,3 +19,19 @@ def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
     temporary = path.with_name(path.name + ".tmp")
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), temporary)
     os.replace(temporary, path)
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write text (or bytes) to path so that a reader, or a crash, sees the old file or the whole
+    new one."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    mode = "wb" if isinstance(data, bytes) else "w"
+    try:
+        with os.fdopen(handle, mode, encoding=None if mode == "wb" else "utf-8") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -24,12 +24,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.cache import write_atomically
 from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, cost_usd, estimate_tokens
 from goldenset.generation.prompt import SYSTEM
 from goldenset.generation.providers import Completion
 from goldenset.generation.runner import _Session
 from goldenset.params import Price
+from goldenset.tables import write_atomically
 
 log = logging.getLogger("goldenset")
 

@@ -20,12 +20,11 @@ import gzip
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from pathlib import Path
 
 from goldenset.generation.interface import Completion
+from goldenset.tables import write_atomically
 
 log = logging.getLogger("goldenset")
 
@@ -173,19 +172,3 @@ class AnswerCache:
                 self._packed.update(records)
                 self._segments.add(path.name)
         return bool(new)
-
-
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write text (or bytes) to path so that a reader, or a crash, sees the old file or the whole
-    new one."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    mode = "wb" if isinstance(data, bytes) else "w"
-    try:
-        with os.fdopen(handle, mode, encoding=None if mode == "wb" else "utf-8") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
