@@ -69,7 +69,9 @@ def run_path(label: str, src: Path, generate: dict, questions: int, cache: Path)
     from goldenset.params import GenerateParams
 
     documents, titles = _documents()
-    params = GenerateParams(**{**generate, "max_questions": questions, "cache_dir": str(cache)})
+    # no per-request timeout: on a loaded machine it would cut answers short and skew the yield
+    overrides = {"max_questions": questions, "cache_dir": str(cache), "request_timeout": 3600}
+    params = GenerateParams(**{**generate, **overrides})
     provider = make_provider(params)
     provider.load()  # the clock measures questions, not the model load
     extra = {"titles": titles} if "titles" in run_generation.__code__.co_varnames else {}

@@ -108,7 +108,7 @@ class LocalProvider:
             prompt = self._tokenize(self._template(messages=chat).prompt)
             prefix = self._prefix_tokens_of(_fixed_turns(chat))
             self._check_fits(len(prompt))
-            suffix = self._restore_prefix(prefix, prompt, continue_last=attempt > 0)
+            suffix = self._restore_prefix(prefix, prompt)
             tokens, truncated = self._generate(suffix, attempt)
             text = self._llm.detokenize(tokens).decode("utf-8", errors="replace").strip()
             text = text.split("\n", 1)[0]
@@ -165,28 +165,19 @@ class LocalProvider:
                 "generate.passage_size"
             )
 
-    def _restore_prefix(
-        self, prefix: list[int], prompt: list[int], *, continue_last: bool = False
-    ) -> list[int]:
+    def _restore_prefix(self, prefix: list[int], prompt: list[int]) -> list[int]:
         """Put the context right after `prefix`; return the prompt tokens still to evaluate.
 
         The prefix state is computed once per distinct prefix and restored byte for byte, so the
-        passage tokens of a first attempt are always evaluated on top of the same context. A
-        retry (continue_last) keeps what the context holds of its own first attempt instead. If
-        the prompt does not start with the prefix tokens (a template or tokenizer quirk), start
-        from an empty context.
+        passage tokens are always evaluated on top of the same context (a retry's turns too: the
+        prefix is the system prompt and few-shot turns, never the passage). If the prompt does
+        not start with the prefix tokens (a template or tokenizer quirk), start from an empty
+        context.
         """
         llm = self._llm
         if not prefix or len(prefix) >= len(prompt) or prompt[: len(prefix)] != prefix:
             llm.reset()
             return prompt
-        if continue_last and prefix == self._prefix_tokens:
-            # a retry right after its first attempt: the context already holds the prefix, the
-            # passage and the rejected answer; evaluate only the correction that follows
-            kept = _shared_length(llm.input_ids[: llm.n_tokens], prompt[:-1])
-            if kept > len(prefix):
-                llm.n_tokens = kept
-                return prompt[kept:]
         if prefix != self._prefix_tokens:
             llm.reset()
             llm.eval(prefix)
@@ -237,16 +228,6 @@ def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
     if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
         return chat[: start + len(fixed)]
     return chat[:-1]
-
-
-def _shared_length(left: Any, right: list[int]) -> int:
-    """How many leading tokens two token sequences share."""
-    shared = 0
-    for first, second in zip(left, right, strict=False):
-        if first != second:
-            break
-        shared += 1
-    return shared
 
 
 def _require_llama_cpp() -> None:

@@ -41,7 +41,14 @@ CORRECTION_TEMPLATE = (
 )
 
 # (passage with its target sentence marked, question)
+# the German example comes first: small models copy the language of the last example they saw
 FEW_SHOT: tuple[tuple[str, str], ...] = (
+    (
+        "Der Client wiederholt fehlgeschlagene Anfragen automatisch. <target>Standardmäßig "
+        "versucht er es zweimal mit wachsendem Abstand; max_retries auf 0 schaltet das ab."
+        "</target>",
+        "Wie verhindere ich, dass das SDK Aufrufe von selbst neu sendet?",
+    ),
     (
         "Backups run every night at 02:00 UTC and are kept for 35 days. <target>Restoring one "
         "requires a ticket to the storage team, who usually respond within four hours.</target> "
@@ -53,12 +60,6 @@ FEW_SHOT: tuple[tuple[str, str], ...] = (
         "trial of 2,000 adults, daily supplementation did not reduce the incidence of fractures "
         "compared with placebo.</target>",
         "Do sunshine vitamin pills stop broken bones?",
-    ),
-    (
-        "Der Client wiederholt fehlgeschlagene Anfragen automatisch. <target>Standardmäßig "
-        "versucht er es zweimal mit wachsendem Abstand; max_retries auf 0 schaltet das ab."
-        "</target>",
-        "Wie verhindere ich, dass das SDK Aufrufe von selbst neu sendet?",
     ),
 )
 
