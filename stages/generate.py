@@ -10,6 +10,7 @@ import pandas as pd
 
 from goldenset.errors import GoldensetError
 from goldenset.generation.cache import AnswerCache
+from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
 from goldenset.params import Params
@@ -23,14 +24,43 @@ REJECTS = Path("data/goldenset.rejects.jsonl")
 STATS = Path("data/generate_stats.json")
 
 
-def read_documents(path: Path) -> list[tuple[str, str]]:
+def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """(doc_id, text) pairs and doc_id -> title."""
     if not path.exists():
         raise GoldensetError(f"{path} not found: run the ingest stage first (dvc repro ingest)")
     try:
-        frame = pd.read_parquet(path, columns=["doc_id", "text"])
+        frame = pd.read_parquet(path, columns=["doc_id", "title", "text"])
     except (KeyError, ValueError) as error:
-        raise GoldensetError(f"{path} lacks doc_id/text columns ({error}): re-run ingest") from None
-    return list(zip(frame["doc_id"].astype(str), frame["text"].astype(str), strict=True))
+        raise GoldensetError(
+            f"{path} lacks doc_id/title/text columns ({error}): re-run ingest"
+        ) from None
+    doc_ids = frame["doc_id"].astype(str)
+    documents = list(zip(doc_ids, frame["text"].astype(str), strict=True))
+    return documents, dict(zip(doc_ids, frame["title"].fillna("").astype(str), strict=True))
+
+
+def read_example_queries(value: str | list[str] | None) -> list[str]:
+    """generate.example_queries: texts as given, or the texts of a BEIR queries.jsonl."""
+    if value is None or isinstance(value, list):
+        return list(value or [])
+    path = Path(value)
+    if not path.is_file():
+        raise GoldensetError(
+            f"generate.example_queries: {path} is not a file (give a BEIR queries.jsonl, "
+            "a list of query texts, or null)"
+        )
+    texts = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            texts.append(str(json.loads(line)["text"]))
+        except (ValueError, KeyError, TypeError):
+            raise GoldensetError(
+                f"generate.example_queries: {path} line {number} is not a JSON object with "
+                '"text": give a BEIR queries.jsonl'
+            ) from None
+    return texts
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:
@@ -43,10 +73,13 @@ def main(params: Params) -> None:
     for noisy in ("httpx", "httpx2", "anthropic", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = params.generate
-    documents = read_documents(DOCUMENTS)
+    documents, titles = read_documents(DOCUMENTS)
+    examples = pick_examples(
+        read_example_queries(settings.example_queries), settings.example_count, settings.seed
+    )
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     try:
-        result = run_generation(documents, settings)
+        result = run_generation(documents, settings, titles=titles, example_queries=examples)
     finally:
         # one segment per run instead of one file per answer: DVC pushes one object per file
         AnswerCache(settings.cache_dir).pack()

@@ -59,7 +59,7 @@ class Hit:
     time: float
     api: str  # "anthropic" | "openai"
     prompt: str  # hash of the system prompt and messages: equal prompts, equal hashes
-    passage: str
+    passage: str  # without the target marks
     status: int
     retry_count: int  # the SDK's x-stainless-retry-count: 0 for a first try
     delivered: bool  # False when the client had hung up (timed out) before the answer
@@ -68,7 +68,8 @@ class Hit:
 
 _PASSAGE = re.compile(r"<passage>\n?(.*?)\n?</passage>", re.DOTALL)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
-_ASKED_LINE = re.compile(r"^- ", re.MULTILINE)
+_TARGET = re.compile(r"<target>(.*?)</target>", re.DOTALL)
+_TARGET_TAG = re.compile(r"</?target>")
 
 _ANTHROPIC_ERRORS = {
     400: "invalid_request_error",
@@ -81,23 +82,21 @@ _ANTHROPIC_ERRORS = {
 }
 
 
-def question_for(passage: str, asked_before: int = 0) -> tuple[str, str]:
-    """A valid (question, evidence) pair for a passage: its n-th sentence as evidence, and a
-    question built from that sentence's two longest words (never an 8-word copy)."""
-    sentences = [s for s in _SENTENCE_BREAK.split(passage.strip()) if s]
-    evidence = sentences[min(asked_before, len(sentences) - 1)]
+def question_for(sentence: str) -> str:
+    """A valid question about a sentence, built from its longest word: it shares half of its
+    content words ("know" and that word) with the document, as a real query typically does."""
     words = sorted(
-        {w.lower() for w in re.findall(r"[A-Za-z]{4,}", evidence)}, key=lambda w: (-len(w), w)
+        {w.lower() for w in re.findall(r"[A-Za-z]{4,}", sentence)}, key=lambda w: (-len(w), w)
     )
-    words = (words + ["this", "topic"])[:2]
-    return f"What should I know about {words[0]} and {words[1]}?", evidence
+    return f"What should I know about {(words + ['this'])[0]}?"
 
 
 def valid_answer(passage: str, request_text: str) -> str:
-    """The default behaviour: a JSON answer that passes validation."""
-    last_user_turn = request_text.rsplit("<passage>", 1)[-1]
-    question, evidence = question_for(passage, len(_ASKED_LINE.findall(last_user_turn)))
-    return json.dumps({"question": question, "evidence": evidence})
+    """The default behaviour: a question about the marked target sentence that passes
+    validation."""
+    last_passage = request_text.rsplit("<passage>", 1)[-1]
+    targets = _TARGET.findall(last_passage)
+    return question_for(targets[0] if targets else passage)
 
 
 def _text_of(content: object) -> str:
@@ -226,7 +225,7 @@ class LoopbackLLM:
         request_text = system + "\n".join(_text_of(m.get("content")) for m in messages)
         passages = _PASSAGE.findall(_text_of(messages[-1].get("content")) if messages else "")
         passages = passages or _PASSAGE.findall(request_text)
-        passage = passages[-1] if passages else ""
+        passage = _TARGET_TAG.sub("", passages[-1]) if passages else ""  # the document's text
         prompt = hashlib.sha256(json.dumps([system, messages], sort_keys=True).encode()).hexdigest()
         retry_count = int(handler.headers.get("x-stainless-retry-count", 0) or 0)
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.passages import document_passages, sample_passages
+from goldenset.generation.passages import (
+    MIN_TARGET_WORDS,
+    document_passages,
+    sample_passages,
+    target_sentences,
+)
 from tests.llm_servers import make_documents
 
 
@@ -75,3 +80,33 @@ def test_duplicate_doc_ids_are_a_clear_error():
     ((doc_id, text),) = make_documents(1)
     with pytest.raises(GoldensetError, match="appears twice"):
         sample([(doc_id, text), (doc_id, text)])
+
+
+def test_each_question_gets_its_own_target_sentence_that_states_something():
+    text = (
+        "Results. "
+        "Backups of every production database run each night and are kept for a month. "
+        "Short one here. "
+        "Restoring a backup needs a ticket to the storage team, answered within four hours."
+    )
+    targets = target_sentences(text, 3, seed=0)
+    # the heading and the four-word sentence are never targets
+    assert [text[s:e] for s, e in targets] == [
+        "Backups of every production database run each night and are kept for a month.",
+        "Restoring a backup needs a ticket to the storage team, answered within four hours.",
+    ]
+    (one,) = target_sentences(text, 1, seed=0)
+    assert one in targets and target_sentences(text, 1, seed=0) == (one,)
+    picks = {target_sentences(text, 1, seed=seed)[0] for seed in range(20)}
+    assert picks == set(targets)  # the seed decides, between eligible sentences only
+    assert target_sentences("Too short to ask. Also short.", 1, seed=0) == ()
+
+
+def test_sampled_passages_carry_their_targets():
+    documents = make_documents(5, sentences=24)
+    for passage in sample(documents, max_questions=7, questions_per_passage=3):
+        assert len(passage.targets) == passage.questions
+        assert len(set(passage.targets)) == passage.questions
+        for start, end in passage.targets:
+            assert 0 <= start < end <= len(passage.text)
+            assert len(passage.text[start:end].split()) >= MIN_TARGET_WORDS

@@ -3,10 +3,9 @@ that no answer is paid for twice, retries of invalid answers, rejects, budget an
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from goldenset.echo import overlap as echo_overlap
 from goldenset.errors import GoldensetError
 from goldenset.generation.anthropic_provider import AnthropicProvider
 from goldenset.generation.cache import AnswerCache
@@ -104,26 +103,25 @@ def test_the_same_questions_at_any_concurrency(tmp_path, server):
 def test_invalid_answers_are_asked_again_with_the_reason(tmp_path, server):
     params = settings(tmp_path)
     first, second = passages(params)[:2]
-    server.script_for(first.text, Reply("Sure! Here is a good question for you."))
-    two_questions = {"question": "What is it? And why?", "evidence": first.text.split(". ")[0]}
-    server.script_for(second.text, Reply(json.dumps(two_questions)))
+    server.script_for(first.text, Reply("Staging happens on Sundays."))
+    server.script_for(second.text, Reply("What is it? And why?"))
     result = generate(server, params)
     assert len(result.rows) == 12 and result.rejects == []
-    assert dict(result.stats.invalid_answers) == {"not_json": 1, "several_questions": 1}
+    assert dict(result.stats.invalid_answers) == {"not_a_question": 1, "several_questions": 1}
     assert result.stats.requests == 14
-    corrections = [hit for hit in server.hits if hit.last_turn.startswith("That answer cannot")]
+    corrections = [hit for hit in server.hits if hit.last_turn.startswith("That question cannot")]
     assert sorted(hit.passage for hit in corrections) == sorted([first.text, second.text])
     assert any("one question" in hit.last_turn for hit in corrections)
     # the rerun replays the same decisions from the cache
     again = generate(server, params)
     assert again.rows == result.rows and again.stats.requests == 0
-    assert dict(again.stats.invalid_answers) == {"not_json": 1, "several_questions": 1}
+    assert dict(again.stats.invalid_answers) == {"not_a_question": 1, "several_questions": 1}
 
 
 def test_answers_that_stay_invalid_are_kept_as_rejects(tmp_path, server):
     params = settings(tmp_path, max_attempts=3)
     stubborn = passages(params)[3]
-    bad = ["no json at all", '{"question": "Why?"}', '{"question": "Q? Q?", "evidence": "x"}']
+    bad = ["no question at all", "Why?", "Why this? Why that?"]
     server.script_for(stubborn.text, *[Reply(text) for text in bad])
     result = generate(server, params)
     assert len(result.rows) == 11
@@ -132,8 +130,8 @@ def test_answers_that_stay_invalid_are_kept_as_rejects(tmp_path, server):
     assert reject["reason"] == "several_questions"
     assert reject["answers"] == bad
     assert [r.split(":")[0] for r in reject["reasons"]] == [
-        "not_json",
-        "missing_field",
+        "not_a_question",
+        "too_short",
         "several_questions",
     ]
     assert dict(result.stats.rejected) == {"several_questions": 1}
@@ -197,6 +195,82 @@ def test_several_questions_per_passage_ask_about_different_things(tmp_path, serv
     assert all(len(set(questions)) == 2 for questions in by_passage.values())
     follow_ups = [hit for hit in server.hits if "Already asked" in hit.last_turn]
     assert len(follow_ups) == 3
+
+
+def test_an_echoing_question_is_asked_again_once_then_rejected(tmp_path, server):
+    # the loopback's questions share 1 of their 2 content words with the document
+    params = settings(tmp_path, max_echo=0.7, max_attempts=2)  # re-asked once
+    first, second = passages(params)[:2]
+
+    def echo_of(text: str) -> str:  # four of the document's own words
+        return "Is " + " ".join([w for w in text.rstrip(".").split() if len(w) > 3][:4]) + "?"
+
+    echo = echo_of(first.text[slice(*first.targets[0])])
+    assert echo_overlap(echo, first.text) == 1.0
+    server.script_for(first.text, Reply(echo))
+    echo_two = echo_of(second.text)
+    server.script_for(second.text, Reply(echo_two), Reply(echo_two))
+    result = generate(server, params)
+    assert len(result.rows) == 11
+    assert dict(result.stats.invalid_answers) == {"echoes_document": 3}
+    (reject,) = result.rejects
+    assert reject["reason"] == "echoes_document" and reject["doc_id"] == second.doc_id
+    corrections = [hit for hit in server.hits if "document's own words" in hit.last_turn]
+    assert sorted(hit.passage for hit in corrections) == sorted([first.text, second.text])
+    for row in result.rows:
+        assert echo_overlap(row["question"], TEXTS[row["doc_id"]]) <= 0.7
+
+
+def test_evidence_is_the_sentence_the_program_marked(tmp_path, server):
+    params = settings(tmp_path)
+    result = generate(server, params)
+    marked = {
+        (p.doc_id, p.start + p.targets[0][0], p.start + p.targets[0][1]) for p in passages(params)
+    }
+    rows = {(r["doc_id"], r["evidence_start"], r["evidence_end"]) for r in result.rows}
+    assert rows == marked
+    assert all("<target>" in hit.last_turn for hit in server.hits)
+
+
+def test_a_german_passage_gets_a_german_question(tmp_path):
+    text = (
+        "Die Sicherungen laufen jede Nacht um zwei Uhr und werden fünfunddreißig Tage lang "
+        "aufbewahrt. Eine Wiederherstellung beantragt man mit einem Ticket beim Speicherteam, "
+        "das meist innerhalb von vier Stunden antwortet."
+    )
+    seen = []
+
+    def answer(passage, request_text):
+        seen.append(request_text)
+        return "Wie lange bleiben nächtliche Sicherungen erhalten?"
+
+    with LoopbackLLM(answer=answer) as server:
+        params = settings(tmp_path, max_questions=1, passage_min_chars=50, max_echo=0.5)
+        result = generate(server, params, documents=[("de-1", text)])
+    (row,) = result.rows
+    assert row["question"] == "Wie lange bleiben nächtliche Sicherungen erhalten?"
+    assert row["evidence"] in text
+    # the model is told to keep the passage's language, and sees the German passage as is
+    assert "same language as the passage" in seen[0]
+    assert "Speicherteam" in seen[0]
+
+
+def test_example_queries_reach_the_prompt_and_the_cache_key(tmp_path, server):
+    examples = ["statins and stroke risk in the elderly", "does coffee harm the liver"]
+    plain = generate(server, settings(tmp_path, max_questions=2))
+    styled = run_generation(
+        DOCUMENTS,
+        settings(tmp_path, max_questions=2),
+        provider=AnthropicProvider(settings(tmp_path), api_key=KEY, base_url=server.url),
+        progress=False,
+        example_queries=examples,
+    )
+    assert plain.stats.requests == 2 and styled.stats.requests == 2  # not served from the cache
+    assert styled.stats.questions_written == 2
+
+
+class NamedLocal(OpenAIProvider):
+    """The openai client under the name "local", to see how the loop treats the in-process model."""
 
 
 class OneAtATime(OpenAIProvider):

@@ -19,7 +19,7 @@ from goldenset.generation.cache import AnswerCache
 from goldenset.generation.openai_provider import OpenAIProvider
 from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams
-from tests.llm_servers import LoopbackLLM, make_documents
+from tests.llm_servers import LoopbackLLM, make_documents, valid_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "test-key"
@@ -152,3 +152,31 @@ def test_kill_9_mid_run_then_resume_asks_only_for_what_is_missing(tmp_path):
         fresh = run_generation(DOCUMENTS, params, provider=provider, progress=False)
         assert len(fresh.rows) == questions
         assert read_jsonl(project / "data" / "goldenset.jsonl") == fresh.rows
+
+
+def test_example_queries_from_a_beir_file_reach_the_prompt(tmp_path):
+    seen: list[str] = []
+
+    def answer(passage: str, request_text: str) -> str:
+        seen.append(request_text)
+        return valid_answer(passage, request_text)
+
+    with LoopbackLLM(api_key=None, answer=answer) as server:
+        generate = {
+            "provider": "openai",
+            "model": "loopback-model",
+            "max_questions": 2,
+            "example_queries": "queries.jsonl",
+            "example_count": 1,
+            "openai": {"base_url": server.openai_url},
+        }
+        project = make_project(tmp_path, generate)
+        missing = run(project, stage_env())
+        assert missing.returncode == 1 and "Traceback" not in missing.stderr
+        assert "error: generate.example_queries: queries.jsonl is not a file" in missing.stderr
+        (project / "queries.jsonl").write_text(
+            json.dumps({"_id": "q1", "text": "do statins prevent strokes"}) + "\n"
+        )
+        done = run(project, stage_env())
+        assert done.returncode == 0, done.stderr
+    assert len(seen) == 2 and all("- do statins prevent strokes" in text for text in seen)

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import json
+import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
+from goldenset.echo import content_words, overlap
 from goldenset.generation.prompt import (
     FEW_SHOT,
     PROMPT_SHA,
     SYSTEM,
     build_messages,
+    mark_target,
+    pick_examples,
+    system_prompt,
 )
-from goldenset.generation.validation import (
-    InvalidAnswer,
-    check_question,
-    locate_evidence,
-    parse_answer_json,
-    validate_answer,
-)
+from goldenset.generation.validation import InvalidAnswer, check_question, validate_question
 
 PASSAGE = (
     "The staging cluster is rebuilt from scratch every Sunday night.\n"
@@ -29,30 +25,58 @@ PASSAGE = (
 )
 
 
-def answer(question: str, evidence: str) -> str:
-    return json.dumps({"question": question, "evidence": evidence})
-
-
 def reason_of(text: str, passage: str = PASSAGE, **kwargs) -> str:
     with pytest.raises(InvalidAnswer) as caught:
-        validate_answer(text, passage, **kwargs)
+        validate_question(text, passage, **kwargs)
     return caught.value.code
 
 
 def test_few_shot_examples_pass_our_own_checks():
     # the demonstrations must be answers we would accept, or they teach the wrong thing
-    for passage, question, evidence in FEW_SHOT:
-        checked = validate_answer(answer(question, evidence), passage)
-        assert checked.question == question
-        assert passage[checked.evidence_start : checked.evidence_end] == evidence
+    for marked, question in FEW_SHOT:
+        passage = marked.replace("<target>", "").replace("</target>", "")
+        assert marked.count("<target>") == 1 and marked.count("</target>") == 1
+        assert validate_question(question, passage) == question
 
 
-def test_messages_are_few_shot_turns_then_the_passage():
-    messages = build_messages("A passage.")
+def test_few_shot_questions_do_not_echo_their_passages():
+    # they show the model how to paraphrase: none reuses more than half of its words
+    for marked, question in FEW_SHOT:
+        assert overlap(question, marked) <= 0.5, question
+
+
+def test_messages_are_few_shot_turns_then_the_marked_passage():
+    marked = mark_target("Intro. A fact about things. Outro.", 7, 27)
+    assert marked == "Intro. <target>A fact about things.</target> Outro."
+    messages = build_messages(marked)
     roles = [m["role"] for m in messages]
     assert roles == ["user", "assistant"] * len(FEW_SHOT) + ["user"]
-    assert messages[-1]["content"] == "<passage>\nA passage.\n</passage>"
-    assert "JSON" in SYSTEM and "one" in SYSTEM.lower()
+    assert messages[-1]["content"] == f"<passage>\n{marked}\n</passage>"
+    assert "<target>" in SYSTEM and "question only" in SYSTEM
+
+
+def test_the_prompt_asks_for_the_passage_language():
+    assert "same language as the passage" in SYSTEM
+    # and demonstrates it: one few-shot passage and its question are not English
+    german = [q for p, q in FEW_SHOT if "Anfragen" in p]
+    assert german and german[0].startswith("Wie ")
+
+
+def test_example_queries_are_shown_as_style_only():
+    assert system_prompt([]) == SYSTEM
+    prompt = system_prompt(["statins lower stroke risk", "is coffee bad for the liver"])
+    assert prompt.startswith(SYSTEM)
+    assert "- statins lower stroke risk\n- is coffee bad for the liver" in prompt
+    assert "style examples only" in prompt
+
+
+def test_example_queries_are_picked_by_seed_the_same_way_everywhere():
+    queries = [f"query number {i}" for i in range(50)]
+    first = pick_examples(queries, 5, seed=0)
+    assert len(first) == 5 and set(first) <= set(queries)
+    assert pick_examples(list(reversed(queries)) + ["  "], 5, seed=0) == first
+    assert pick_examples(queries, 5, seed=1) != first
+    assert pick_examples(queries, 0, seed=0) == []
 
 
 def test_retry_turns_tell_the_model_what_was_wrong():
@@ -66,75 +90,30 @@ def test_prompt_sha_is_a_stable_short_hash():
     assert len(PROMPT_SHA) == 16 and int(PROMPT_SHA, 16) >= 0
 
 
-def test_a_good_answer_gives_offsets_in_the_passage():
-    evidence = "The staging cluster is rebuilt from scratch every Sunday night."
-    checked = validate_answer(
-        answer("When does the staging environment get wiped?", evidence), PASSAGE
+def test_a_good_answer_is_the_question_itself():
+    assert (
+        validate_question("  When does the staging environment get wiped?\n", PASSAGE)
+        == "When does the staging environment get wiped?"
     )
-    assert checked.question == "When does the staging environment get wiped?"
-    assert PASSAGE[checked.evidence_start : checked.evidence_end] == evidence
-
-
-def test_evidence_is_found_despite_rewrapped_whitespace_and_quotes():
-    evidence = (
-        "Data written there during the week is lost, so long-running experiments belong on "
-        "the research cluster instead."
-    )
-    start, end = locate_evidence(evidence, PASSAGE)
-    assert PASSAGE[start:end].split() == evidence.split()
-    assert "\n" in PASSAGE[start:end]
-    quoted = "It’s the “main” one."
-    assert locate_evidence('It\'s the "main" one.', "Intro. " + quoted) == (7, 7 + len(quoted))
-
-
-@given(
-    words=st.lists(st.from_regex(r"[a-h]{1,5}[.,]?", fullmatch=True), min_size=8, max_size=30),
-    spaces=st.lists(st.sampled_from([" ", "  ", "\n", " \n\t"]), min_size=30, max_size=30),
-    first=st.integers(0, 4),
-    length=st.integers(3, 6),
-)
-def test_located_evidence_always_matches_the_passage_text(words, spaces, first, length):
-    passage = "".join(word + spaces[i] for i, word in enumerate(words)).strip()
-    evidence = " ".join(words[first : first + length])
-    start, end = locate_evidence(evidence, passage)
-    assert passage[start:end].split() == evidence.split()
+    assert validate_question('"Who lets me use the research machines?"', PASSAGE).startswith("Who")
 
 
 @pytest.mark.parametrize(
     ("text", "code"),
     [
-        ("I could not think of a question.", "not_json"),
-        ('{"question": "What is it?", "evidence": ', "not_json"),
-        ('["What is it?"]', "not_json"),
-        ('{"question": "Why?"}', "missing_field"),
+        ("When is staging rebuilt? Who grants access?", "several_questions"),
+        ("1. When is staging rebuilt?\n2. Who grants access?", "several_questions"),
+        ("When is staging rebuilt? Explain.", "several_questions"),
+        ("Here is a question: when is staging rebuilt?", "preamble"),
+        ("Question: when is staging rebuilt?", "preamble"),
+        ("Staging is rebuilt on Sundays.", "not_a_question"),
+        ("Staging?", "too_short"),
+        ("Why " + "really " * 45 + "?", "too_long"),
+        ("What does the passage say about staging rebuilds?", "refers_to_passage"),
         (
-            answer("When is staging rebuilt?", "x") + "\n" + answer("Who grants access?", "y"),
-            "several_answers",
-        ),
-        (
-            '{"question": ["When is staging rebuilt?", "Who grants access?"], "evidence": "x"}',
-            "several_questions",
-        ),
-        (answer("When is staging rebuilt? Who grants access?", "x"), "several_questions"),
-        (answer("1. When is staging rebuilt?\n2. Who grants access?", "x"), "several_questions"),
-        (answer("When is staging rebuilt? Explain.", "x"), "several_questions"),
-        (answer("Here is a question: when is staging rebuilt?", "x"), "preamble"),
-        (answer("Question: when is staging rebuilt?", "x"), "preamble"),
-        (answer("Staging is rebuilt on Sundays.", "x"), "not_a_question"),
-        (answer("Staging?", "x"), "too_short"),
-        (answer("Why " + "really " * 45 + "?", "x"), "too_long"),
-        (answer("What does the passage say about staging rebuilds?", "x"), "refers_to_passage"),
-        (
-            answer("What if the staging cluster is rebuilt from scratch every Sunday night?", "x"),
+            "What if the staging cluster is rebuilt from scratch every Sunday night?",
             "copies_passage",
         ),
-        (
-            answer(
-                "When is the staging environment wiped?", "Staging is wiped weekly by the team."
-            ),
-            "evidence_not_found",
-        ),
-        (answer("When is the staging environment wiped?", "Sunday night."), "evidence_too_short"),
     ],
 )
 def test_invalid_answers_are_named(text, code):
@@ -142,28 +121,36 @@ def test_invalid_answers_are_named(text, code):
 
 
 def test_truncated_answer_is_never_trusted():
-    evidence = "The staging cluster is rebuilt from scratch every Sunday night."
-    good = answer("When does the staging environment get wiped?", evidence)
+    good = "When does the staging environment get wiped?"
     assert reason_of(good, truncated=True) == "truncated"
 
 
 def test_a_repeat_of_an_earlier_question_is_invalid():
-    evidence = "Access to the research cluster is granted by the platform team."
-    text = answer("Who gives access to the research machines?", evidence)
+    text = "Who gives access to the research machines?"
     assert (
         reason_of(text, asked=["who gives access to the research machines?"]) == "repeats_question"
     )
 
 
-def test_code_fences_and_a_lead_in_line_are_tolerated():
-    evidence = "Access to the research cluster is granted by the platform team."
-    fenced = (
-        "Sure:\n```json\n"
-        + answer("Who gives access to the research machines?", evidence)
-        + "\n```"
-    )
-    assert validate_answer(fenced, PASSAGE).question == "Who gives access to the research machines?"
-    assert parse_answer_json('Answer: {"question": "A b c d?", "evidence": "e"}')["evidence"] == "e"
+def test_a_question_over_the_echo_threshold_is_invalid():
+    words = content_words(PASSAGE)
+    echo = "When is the staging cluster rebuilt from scratch?"  # staging cluster rebuilt scratch
+    paraphrase = "When does the staging environment get wiped?"
+    assert overlap(echo, words) == 1.0 and overlap(paraphrase, words) < 0.5
+    assert reason_of(echo, source_words=words, max_echo=0.5) == "echoes_document"
+    assert validate_question(paraphrase, PASSAGE, source_words=words, max_echo=0.5) == paraphrase
+    # without a threshold, echo is not checked
+    assert validate_question(echo, PASSAGE, source_words=words, max_echo=None) == echo
+    with pytest.raises(InvalidAnswer) as caught:
+        validate_question(echo, PASSAGE, source_words=words, max_echo=0.5)
+    assert re.search(r"100% of its words", caught.value.detail)
+
+
+def test_a_copy_of_an_example_query_is_invalid():
+    example = "Sunday wipes destroy weekly experiment data"
+    text = "Do Sunday wipes destroy weekly experiment data?"
+    assert reason_of(text, example_queries=[example]) == "copies_example"
+    assert validate_question("When is staging reset?", PASSAGE, example_queries=[example])
 
 
 def test_seven_shared_words_are_fine_eight_are_a_copy():
@@ -175,25 +162,23 @@ def test_seven_shared_words_are_fine_eight_are_a_copy():
 
 def test_invalid_answer_detail_is_readable():
     with pytest.raises(InvalidAnswer) as caught:
-        validate_answer("nope", PASSAGE)
-    assert "JSON" in caught.value.detail and str(caught.value).startswith("not_json")
+        validate_question("nope", PASSAGE)
+    assert "question mark" in caught.value.detail
+    assert str(caught.value).startswith("not_a_question")
 
 
-def test_a_near_copy_of_a_passage_sentence_is_snapped_to_it():
-    passage = (
-        "The Hippo–YAP pathway is an emerging signalling cascade involved in the regulation "
-        "of stem cell activity and organ size. It is conserved from flies to mammals."
+def test_a_question_about_nothing_in_the_document_is_off_topic():
+    words = content_words(PASSAGE)
+    # about the first few-shot passage (backups), not this one
+    assert reason_of("How long are nightly backups kept?", source_words=words) == "off_topic"
+    assert reason_of("Why do elephants sleep standing?", source_words=words) == "off_topic"
+    on_topic = "Who grants research cluster access?"
+    assert validate_question(on_topic, PASSAGE, source_words=words) == on_topic
+
+
+def test_a_correction_repeats_the_target_sentence():
+    marked = mark_target("Intro. A fact about things. Outro.", 7, 27)
+    messages = build_messages(marked, corrections=[("What?", "too short")])
+    assert messages[-1]["content"].endswith(
+        "this sentence of the passage answers: A fact about things."
     )
-    retyped = (
-        "The Hippo-YAP pathway is an emerging signaling cascade involved in regulation of "
-        "stem cell activity and organ size."
-    )
-    start, end = locate_evidence(retyped, passage)
-    assert passage[start:end] == passage.split(". ")[0] + "."
-
-
-def test_a_sentence_from_elsewhere_is_still_not_found():
-    passage = "The Hippo pathway controls organ size. It is conserved from flies to mammals."
-    with pytest.raises(InvalidAnswer) as error:
-        locate_evidence("Backups run every night at 02:00 UTC and are kept for 35 days.", passage)
-    assert error.value.code == "evidence_not_found"

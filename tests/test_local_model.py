@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from goldenset.generation.local_model import (
     is_verified,
     model_cache_dir,
 )
+from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.params import GenerateParams
 
 needs_llama_cpp = pytest.mark.skipif(
@@ -24,57 +24,27 @@ needs_llama_cpp = pytest.mark.skipif(
     reason='llama-cpp-python is not installed (pip install -e ".[local]"); CI installs it',
 )
 
-SYSTEM = (
-    "You write one search question about a passage and quote the evidence that answers it. "
-    'Reply with JSON only: {"question": "...", "evidence": "..."}. The evidence is copied '
-    "word for word from the passage."
-)
-FEW_SHOT = [
-    {
-        "role": "user",
-        "content": "Passage:\nThe Eiffel Tower was completed in 1889 for the World's Fair "
-        "in Paris. It is 330 metres tall.",
-    },
-    {
-        "role": "assistant",
-        "content": '{"question": "When was the Eiffel Tower completed?", '
-        '"evidence": "The Eiffel Tower was completed in 1889 for the World\'s Fair in Paris."}',
-    },
-    {
-        "role": "user",
-        "content": "Passage:\nInsulin is a hormone made by the pancreas. "
-        "It lets cells take up glucose from the blood.",
-    },
-    {
-        "role": "assistant",
-        "content": '{"question": "What does insulin let cells do?", '
-        '"evidence": "It lets cells take up glucose from the blood."}',
-    },
+PASSAGES = [  # short on purpose: prompt tokens cost about 25 ms each on 2 cores
+    "Set retry_limit to 0 to disable retries; the default is five retries with backoff.",
+    "The Amazon river carries more water to the sea than any other river on Earth.",
+    "Photosynthesis converts light energy into chemical energy stored in glucose molecules.",
 ]
-PASSAGES = [  # short on purpose: every generated token costs about 0.1 s on 2 cores
-    "Set retry_limit to 0 to disable retries; the default is 5.",
-    "The Amazon river carries more water than any other river.",
-    "Photosynthesis converts light energy into chemical energy stored in glucose.",
-]
+MAX_TOKENS = 60  # a question takes about 15
 
 
-MAX_TOKENS = 60  # the answers above take about 35
+def _messages(passage: str, corrections=()) -> list[dict[str, str]]:
+    return build_messages(mark_target(passage, 0, len(passage)), corrections=corrections)
 
 
-def _ask(provider, passage: str, *, attempt: int = 0):
-    turn = {"role": "user", "content": f"Passage:\n{passage}"}
-    return provider.complete(SYSTEM, [*FEW_SHOT, turn], attempt=attempt)
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())
+def _ask(provider, passage: str, *, attempt: int = 0, corrections=()):
+    return provider.complete(SYSTEM, _messages(passage, corrections), attempt=attempt)
 
 
 @pytest.fixture(scope="module")
 def provider():
     from goldenset.generation.local import LocalProvider
 
-    local = LocalProvider(GenerateParams(max_tokens=MAX_TOKENS))
+    local = LocalProvider(GenerateParams(max_tokens=MAX_TOKENS, request_timeout=3600))
     local.load()
     yield local
     local.close()
@@ -86,24 +56,38 @@ def forward_answers(provider) -> list:
 
 
 @pytest.fixture(scope="module")
-def long_answer(provider, forward_answers):
+def retry_answer(provider, forward_answers):
+    """A retry: passage, rejected answer and correction after the same few-shot prefix."""
+    rejected = [(forward_answers[0].text, "it copies the passage; use your own words")]
+    return _ask(provider, PASSAGES[0], attempt=1, corrections=rejected)
+
+
+@pytest.fixture(scope="module")
+def long_answer(provider, forward_answers, retry_answer):
     """Another prefix, asked after the passages: it replaces the saved prefix state."""
     count = {"role": "user", "content": "Write the numbers from 1 to 100, separated by commas."}
     return provider.complete("You are a helpful assistant.", [count], attempt=0)
 
 
 @needs_llama_cpp
-def test_answers_are_json_with_evidence_quoted_from_the_passage(forward_answers):
-    for passage, answer in zip(PASSAGES, forward_answers, strict=True):
+def test_answers_are_one_line_questions(forward_answers, retry_answer):
+    for answer in [*forward_answers, retry_answer]:
         assert not answer.truncated, answer.text
-        parsed = json.loads(answer.text)
-        assert parsed["question"].strip().endswith("?"), parsed
-        assert _squash(parsed["evidence"]) in _squash(passage), parsed
+        assert answer.text.endswith("?") and "\n" not in answer.text, answer.text
         assert answer.input_tokens > answer.output_tokens > 0
+        assert answer.output_tokens < 40  # the question only: no evidence is written
 
 
 @needs_llama_cpp
-def test_answers_do_not_depend_on_the_order_of_passages(provider, forward_answers, long_answer):
+def test_retries_reuse_the_few_shot_prefix(provider, forward_answers, retry_answer):
+    # one evaluation of the fixed prefix serves every passage and the retry
+    assert provider.prefix_evaluations == 1
+
+
+@needs_llama_cpp
+def test_answers_do_not_depend_on_the_order_of_passages(
+    provider, forward_answers, retry_answer, long_answer
+):
     backward = [_ask(provider, passage) for passage in reversed(PASSAGES)]
     assert [a.text for a in reversed(backward)] == [a.text for a in forward_answers]
 

@@ -74,6 +74,13 @@ class GenerateParams(Section):
     max_retries: int = Field(5, ge=0, description="HTTP retries on 429/5xx/timeouts")
     request_timeout: float = Field(60.0, gt=0)
     max_tokens: int = Field(400, gt=0)
+    max_echo: float | None = Field(
+        None, gt=0, le=1, description="content-word overlap above which a question echoes"
+    )
+    example_queries: str | list[str] | None = Field(
+        None, description="real queries shown as style examples: a BEIR queries.jsonl or texts"
+    )
+    example_count: int = Field(5, ge=0, description="how many example queries the prompt shows")
     temperature: float = Field(
         0.0, ge=0, description="openai and local only: the anthropic SDK 2.x takes no sampling"
     )

@@ -25,7 +25,6 @@ from tqdm import tqdm
 
 from goldenset.errors import GoldensetError
 from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, cost_usd, estimate_tokens
-from goldenset.generation.prompt import SYSTEM
 from goldenset.generation.providers import Completion
 from goldenset.generation.runner import _Session
 from goldenset.params import Price
@@ -140,7 +139,9 @@ class BatchRunner:
         limit = budget.limit_usd
         requests = []
         for key, messages in needed.items():
-            estimate = estimate_tokens(SYSTEM + json.dumps(messages), BUDGET_CHARS_PER_TOKEN)
+            estimate = estimate_tokens(
+                self.session.system + json.dumps(messages), BUDGET_CHARS_PER_TOKEN
+            )
             worst = cost_usd(budget.price, estimate, provider.max_tokens)
             held = sum(self.reserved.values())
             if limit is not None and budget.snapshot().usd + held + worst > limit:
@@ -150,7 +151,7 @@ class BatchRunner:
             params = {
                 "model": provider.model,
                 "max_tokens": provider.max_tokens,
-                "system": SYSTEM,
+                "system": self.session.system,
                 "messages": messages,
             }
             requests.append({"custom_id": key, "params": params})

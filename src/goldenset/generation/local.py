@@ -2,8 +2,12 @@
 
 Determinism: decoding is greedy on the first attempt (seeded sampling on retries), and the fixed
 prefix of every prompt (system prompt and few-shot turns) is evaluated once, its llama.cpp state
-saved, and that state restored before each passage. A question therefore never depends on which
+saved, and that state restored before every request, retries included (a retry's passage, rejected
+answer and correction all follow the same prefix). A question therefore never depends on which
 passages were processed before it, in this process or another.
+
+Speed: answers are one line (the question), so decoding stops at the first line break; prompt
+evaluation of the passage then dominates the time of a request.
 """
 
 from __future__ import annotations
@@ -11,11 +15,13 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from goldenset.errors import GoldensetError
 from goldenset.generation.local_model import MODEL_SHA256, default_model_path
+from goldenset.generation.prompt import few_shot_turns
 from goldenset.generation.providers import Completion
 from goldenset.params import GenerateParams
 
@@ -57,6 +63,7 @@ class LocalProvider:
         self._add_bos = False
         self._prefix_tokens: list[int] = []
         self._prefix_state: bytes = b""
+        self.prefix_evaluations = 0  # how often a fixed prefix was evaluated (ideally once)
 
     def identity(self) -> dict:
         local = self._params.local
@@ -77,6 +84,7 @@ class LocalProvider:
             "retry_min_p": RETRY_MIN_P,
             "repeat_penalty": REPEAT_PENALTY,
             "seed": self._params.seed,
+            "stop": "first line break",
         }
 
     def load(self) -> None:
@@ -98,11 +106,12 @@ class LocalProvider:
             self._ensure_loaded()
             chat = ([{"role": "system", "content": system}] if system else []) + list(messages)
             prompt = self._tokenize(self._template(messages=chat).prompt)
-            prefix = self._prefix_tokens_of(chat[:-1])
+            prefix = self._prefix_tokens_of(_fixed_turns(chat))
             self._check_fits(len(prompt))
             suffix = self._restore_prefix(prefix, prompt)
             tokens, truncated = self._generate(suffix, attempt)
-            text = self._llm.detokenize(tokens).decode("utf-8", errors="replace")
+            text = self._llm.detokenize(tokens).decode("utf-8", errors="replace").strip()
+            text = text.split("\n", 1)[0]
         return Completion(
             text=text, input_tokens=len(prompt), output_tokens=len(tokens), truncated=truncated
         )
@@ -160,8 +169,10 @@ class LocalProvider:
         """Put the context right after `prefix`; return the prompt tokens still to evaluate.
 
         The prefix state is computed once per distinct prefix and restored byte for byte, so the
-        passage tokens are always evaluated on top of the same context. If the prompt does not
-        start with the prefix tokens (a template or tokenizer quirk), start from an empty context.
+        passage tokens are always evaluated on top of the same context (a retry's turns too: the
+        prefix is the system prompt and few-shot turns, never the passage). If the prompt does
+        not start with the prefix tokens (a template or tokenizer quirk), start from an empty
+        context.
         """
         llm = self._llm
         if not prefix or len(prefix) >= len(prompt) or prompt[: len(prefix)] != prefix:
@@ -170,6 +181,7 @@ class LocalProvider:
         if prefix != self._prefix_tokens:
             llm.reset()
             llm.eval(prefix)
+            self.prefix_evaluations += 1
             self._prefix_state = _save_context(llm)
             self._prefix_tokens = list(prefix)
         _load_context(llm, self._prefix_state)
@@ -191,13 +203,31 @@ class LocalProvider:
             sampling = {"temp": temperature, "top_k": RETRY_TOP_K, "top_p": RETRY_TOP_P}
             sampling["min_p"] = RETRY_MIN_P
         tokens: list[int] = []
+        deadline = time.monotonic() + self._params.request_timeout
         for token in llm.generate(suffix, reset=False, repeat_penalty=REPEAT_PENALTY, **sampling):
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 return tokens, False
             tokens.append(token)
-            if len(tokens) >= self._params.max_tokens:
+            if b"\n" in llm.detokenize([token]) and llm.detokenize(tokens).strip():
+                return tokens, False  # the answer is one line
+            # a rare stall of the CPU backend: give up on this answer, like an API timeout
+            if len(tokens) >= self._params.max_tokens or time.monotonic() > deadline:
                 return tokens, True
         return tokens, True
+
+
+def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The leading turns every request shares: the system prompt and the few-shot turns.
+
+    Their state is saved once and restored for every request; whatever follows (passage,
+    rejected answers, corrections) is evaluated on top. For a chat without the few-shot turns,
+    everything before the turn to answer.
+    """
+    start = 1 if chat and chat[0]["role"] == "system" else 0
+    fixed = few_shot_turns()
+    if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
+        return chat[: start + len(fixed)]
+    return chat[:-1]
 
 
 def _require_llama_cpp() -> None:

@@ -1,8 +1,13 @@
-"""The prompt that asks an LLM for one natural question about a passage, and the evidence for it.
+"""The prompt that asks an LLM for one natural question about a sentence the program marked.
 
-Few-shot examples are earlier user/assistant turns rather than text in the system prompt: small
-local models follow demonstrated turns far better than described rules, and a fixed prefix lets
-the local backend reuse its state across passages.
+The program, not the model, picks the evidence: one sentence of the passage, wrapped in
+<target>...</target>. The model only writes a question that sentence answers, one line of plain
+text, so it cannot mis-copy the evidence, and a small local model writes ~20 tokens instead of
+~60. Few-shot examples are earlier user/assistant turns rather than text in the system prompt:
+small models follow demonstrated turns far better than described rules, and the fixed prefix
+(system prompt and few-shot turns) lets the local backend evaluate it once for every request.
+The examples paraphrase on purpose (everyday words, no key term copied): a model that copies
+the passage's words writes questions that flatter lexical retrievers.
 """
 
 from __future__ import annotations
@@ -13,91 +18,122 @@ from collections.abc import Sequence
 
 SYSTEM = """You write test questions for a search engine over a team's documents.
 
-You get one passage. Write ONE question that a real user might type into the search box, and \
-that the passage answers.
-- Ask in your own words, the way someone who has not read the passage would ask: do not quote \
-it and do not reuse its distinctive phrases.
-- The question must stand on its own: never mention "the passage", "the text" or "this study".
-- One question only: a single sentence that ends with a question mark.
-- Then copy, exactly as written, the sentence or consecutive sentences of the passage that \
-answer it.
+You get a passage in which one sentence is marked <target>...</target>. Write ONE question that \
+the marked sentence answers, the way a user who has not read the passage would type it into a \
+search box.
+- Use your own everyday words: do not copy the passage's wording; prefer synonyms and plain terms.
+- Name the subject so the question stands on its own; never say "the passage", "the text" or \
+"this study".
+- Write the question in the same language as the passage.
+- Reply with the question only: one line that ends with a question mark."""
 
-Reply with only a JSON object: {"question": "...", "evidence": "..."}"""
-
+EXAMPLES_TEMPLATE = (
+    "\n\nReal users' searches look like these; match their vocabulary and length, but still ask "
+    "a question (they are style examples only, never ask about them):\n{examples}"
+)
 PASSAGE_TEMPLATE = "<passage>\n{passage}\n</passage>"
-ASKED_TEMPLATE = "\n\nAlready asked about this passage, so ask about something else:\n{asked}"
+TARGET_OPEN, TARGET_CLOSE = "<target>", "</target>"
+ASKED_TEMPLATE = "\n\nAlready asked about this passage, so ask something else:\n{asked}"
+# the target sentence is repeated: small models otherwise drift to a few-shot passage's target
 CORRECTION_TEMPLATE = (
-    "That answer cannot be used: {reason}. Reply again with only one JSON object "
-    '{{"question": "...", "evidence": "..."}} that follows the rules.'
+    "That question cannot be used: {reason}. Reply with only a new one-line question that this "
+    "sentence of the passage answers: {target}"
 )
 
-FEW_SHOT: tuple[tuple[str, str, str], ...] = (
+# (passage with its target sentence marked, question)
+# the German example comes first: small models copy the language of the last example they saw
+FEW_SHOT: tuple[tuple[str, str], ...] = (
     (
-        "Backups run every night at 02:00 UTC and are kept for 35 days. Restoring one requires "
-        "a ticket to the storage team, who usually respond within four hours. Snapshots taken "
-        "before a schema migration are kept for a year.",
-        "How long do we keep the nightly backups?",
-        "Backups run every night at 02:00 UTC and are kept for 35 days.",
+        "Der Client wiederholt fehlgeschlagene Anfragen automatisch. <target>Standardmäßig "
+        "versucht er es zweimal mit wachsendem Abstand; max_retries auf 0 schaltet das ab."
+        "</target>",
+        "Wie verhindere ich, dass das SDK Aufrufe von selbst neu sendet?",
     ),
     (
-        "Vitamin D deficiency is common at northern latitudes in winter. In a randomized trial "
-        "of 2,000 adults, daily supplementation did not reduce the incidence of fractures "
-        "compared with placebo. Participants with the lowest baseline levels showed a modest "
-        "gain in bone density.",
-        "Do vitamin D supplements prevent broken bones?",
-        "In a randomized trial of 2,000 adults, daily supplementation did not reduce the "
-        "incidence of fractures compared with placebo.",
+        "Backups run every night at 02:00 UTC and are kept for 35 days. <target>Restoring one "
+        "requires a ticket to the storage team, who usually respond within four hours.</target> "
+        "Snapshots taken before a schema migration are kept for a year.",
+        "Who do I ask to get an old copy of my data back, and how fast is it?",
     ),
     (
-        "The client retries failed requests automatically. By default it makes two retries "
-        "with exponential backoff; set max_retries to 0 to turn this off. Connection errors, "
-        "timeouts, 429 and 5xx responses are retried.",
-        "Which errors does the SDK retry on its own?",
-        "Connection errors, timeouts, 429 and 5xx responses are retried.",
+        "Vitamin D deficiency is common at northern latitudes in winter. <target>In a randomized "
+        "trial of 2,000 adults, daily supplementation did not reduce the incidence of fractures "
+        "compared with placebo.</target>",
+        "Do sunshine vitamin pills stop broken bones?",
     ),
 )
 
 
-def answer_json(question: str, evidence: str) -> str:
-    return json.dumps({"question": question, "evidence": evidence}, ensure_ascii=False)
+def mark_target(passage: str, start: int, end: int) -> str:
+    """The passage with passage[start:end] wrapped in target tags."""
+    return passage[:start] + TARGET_OPEN + passage[start:end] + TARGET_CLOSE + passage[end:]
 
 
-def _few_shot_turns() -> list[dict[str, str]]:
+def pick_examples(queries: Sequence[str], count: int, seed: int) -> list[str]:
+    """`count` of the queries, chosen by a hash of (seed, text): the same ones on every machine."""
+    distinct = sorted({query.strip() for query in queries if query.strip()})
+    ranked = sorted(
+        distinct,
+        key=lambda query: hashlib.sha256(f"{seed}\0{query}".encode()).hexdigest(),
+    )
+    return ranked[:count]
+
+
+def system_prompt(example_queries: Sequence[str] = ()) -> str:
+    """The system prompt, with real users' queries as style examples when there are any."""
+    if not example_queries:
+        return SYSTEM
+    listed = "\n".join(f"- {query}" for query in example_queries)
+    return SYSTEM + EXAMPLES_TEMPLATE.format(examples=listed)
+
+
+def few_shot_passages() -> list[str]:
+    """The few-shot passages without their target marks."""
+    return [passage.replace(TARGET_OPEN, "").replace(TARGET_CLOSE, "") for passage, _ in FEW_SHOT]
+
+
+def few_shot_turns() -> list[dict[str, str]]:
+    """The fixed turns every request starts with (after the system prompt)."""
     turns: list[dict[str, str]] = []
-    for passage, question, evidence in FEW_SHOT:
+    for passage, question in FEW_SHOT:
         turns.append({"role": "user", "content": PASSAGE_TEMPLATE.format(passage=passage)})
-        turns.append({"role": "assistant", "content": answer_json(question, evidence)})
+        turns.append({"role": "assistant", "content": question})
     return turns
 
 
-def user_turn(passage: str, asked: Sequence[str] = ()) -> str:
-    text = PASSAGE_TEMPLATE.format(passage=passage)
+def user_turn(marked_passage: str, asked: Sequence[str] = ()) -> str:
+    text = PASSAGE_TEMPLATE.format(passage=marked_passage)
     if asked:
         text += ASKED_TEMPLATE.format(asked="\n".join(f"- {question}" for question in asked))
     return text
 
 
 def build_messages(
-    passage: str, asked: Sequence[str] = (), corrections: Sequence[tuple[str, str]] = ()
+    marked_passage: str, asked: Sequence[str] = (), corrections: Sequence[tuple[str, str]] = ()
 ) -> list[dict[str, str]]:
-    """Chat turns for one question: the few-shot examples, the passage, then one (answer, reason)
-    exchange per earlier invalid answer, so a retry knows what was wrong even at temperature 0.
+    """Chat turns for one question: the few-shot examples, the marked passage, then one
+    (answer, reason) exchange per earlier invalid answer, so a retry knows what was wrong even at
+    temperature 0.
 
     asked: questions already accepted for this passage (for questions_per_passage > 1).
     """
-    messages = _few_shot_turns()
-    messages.append({"role": "user", "content": user_turn(passage, asked)})
+    messages = few_shot_turns()
+    messages.append({"role": "user", "content": user_turn(marked_passage, asked)})
+    target = marked_passage.partition(TARGET_OPEN)[2].partition(TARGET_CLOSE)[0]
     for answer, reason in corrections:
         # the Messages API refuses an empty assistant turn
         messages.append({"role": "assistant", "content": answer.strip() or "(empty reply)"})
-        messages.append({"role": "user", "content": CORRECTION_TEMPLATE.format(reason=reason)})
+        correction = CORRECTION_TEMPLATE.format(reason=reason, target=target)
+        messages.append({"role": "user", "content": correction})
     return messages
 
 
 def _prompt_sha() -> str:
     template = {
         "system": SYSTEM,
+        "examples": EXAMPLES_TEMPLATE,
         "passage": PASSAGE_TEMPLATE,
+        "target": [TARGET_OPEN, TARGET_CLOSE],
         "asked": ASKED_TEMPLATE,
         "correction": CORRECTION_TEMPLATE,
         "few_shot": FEW_SHOT,

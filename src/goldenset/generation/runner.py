@@ -14,12 +14,13 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
+from goldenset.echo import content_words
 from goldenset.errors import GoldensetError
 from goldenset.generation.cache import AnswerCache, answer_key
 from goldenset.generation.dedupe import near_duplicates
@@ -33,10 +34,10 @@ from goldenset.generation.pricing import (
     estimate_tokens,
     price_for,
 )
-from goldenset.generation.prompt import PROMPT_SHA, SYSTEM, build_messages
+from goldenset.generation.prompt import PROMPT_SHA, build_messages, mark_target, system_prompt
 from goldenset.generation.providers import make_provider
 from goldenset.generation.records import make_qid, question_row, reject_row
-from goldenset.generation.validation import Answer, InvalidAnswer, validate_answer
+from goldenset.generation.validation import Answer, InvalidAnswer, validate_question
 from goldenset.params import GenerateParams, Price
 
 log = logging.getLogger("goldenset")
@@ -95,17 +96,32 @@ class _Outcome:
     cache_hits: int = 0
 
 
-def _request_text(messages: list[dict[str, str]]) -> str:
-    return SYSTEM + json.dumps(messages, ensure_ascii=False)
+def _request_text(system: str, messages: list[dict[str, str]]) -> str:
+    return system + json.dumps(messages, ensure_ascii=False)
+
+
+def _first_messages(passage: Passage) -> list[dict[str, str]]:
+    return build_messages(mark_target(passage.text, *passage.targets[0]))
 
 
 class _Session:
     """Shared state of one run: provider, cache, budget, and the flag that stops new requests."""
 
     def __init__(
-        self, params: GenerateParams, provider: Provider, cache: AnswerCache, budget: Budget
+        self,
+        params: GenerateParams,
+        provider: Provider,
+        cache: AnswerCache,
+        budget: Budget,
+        sources: Mapping[str, str],
+        example_queries: Sequence[str] = (),
     ) -> None:
         self.params = params
+        self.system = system_prompt(example_queries)
+        self.example_queries = list(example_queries)
+        self._sources = sources  # doc_id -> the text a question must not echo
+        self._source_words: dict[str, set[str]] = {}
+        self._words_lock = threading.Lock()
         self.provider = provider
         self.identity = provider.identity()
         self.cache = cache
@@ -117,7 +133,7 @@ class _Session:
         return answer_key(
             self.identity,
             PROMPT_SHA,
-            SYSTEM,
+            self.system,
             messages,
             question_index=question_index,
             attempt=attempt,
@@ -138,11 +154,19 @@ class _Session:
             outcomes.append(outcome)
         return outcomes
 
+    def source_words(self, doc_id: str) -> set[str]:
+        with self._words_lock:
+            if doc_id not in self._source_words:
+                self._source_words[doc_id] = content_words(self._sources[doc_id])
+            return self._source_words[doc_id]
+
     def ask_question(self, passage: Passage, question_index: int, asked: list[str]) -> _Outcome:
         outcome = _Outcome()
         corrections: list[tuple[str, str]] = []
+        target = passage.targets[question_index]
+        marked = mark_target(passage.text, *target)
         for attempt in range(self.params.max_attempts):
-            messages = build_messages(passage.text, asked, corrections)
+            messages = build_messages(marked, asked, corrections)
             key = self.key(messages, question_index, attempt)
             completion = self.cache.get(key)
             if completion is not None:
@@ -156,9 +180,16 @@ class _Session:
                     outcome.not_asked = True
                     return outcome
             try:
-                outcome.answer = validate_answer(
-                    completion.text, passage.text, truncated=completion.truncated, asked=asked
+                question = validate_question(
+                    completion.text,
+                    passage.text,
+                    truncated=completion.truncated,
+                    asked=asked,
+                    source_words=self.source_words(passage.doc_id),
+                    max_echo=self.params.max_echo,
+                    example_queries=self.example_queries,
                 )
+                outcome.answer = Answer(question, *target)
                 return outcome
             except InvalidAnswer as invalid:
                 outcome.reasons.append((invalid.code, invalid.detail))
@@ -170,13 +201,13 @@ class _Session:
         """Ask the LLM and cache the answer at once; None when the run must not spend more."""
         if self.stop.is_set():
             return None
-        estimate = estimate_tokens(_request_text(messages), BUDGET_CHARS_PER_TOKEN)
+        estimate = estimate_tokens(_request_text(self.system, messages), BUDGET_CHARS_PER_TOKEN)
         reservation = self.budget.reserve(estimate, self.params.max_tokens)
         if reservation is None:
             self.stop.set()
             return None
         try:
-            completion = self.provider.complete(SYSTEM, messages, attempt=attempt)
+            completion = self.provider.complete(self.system, messages, attempt=attempt)
         except BaseException:
             self.budget.release(reservation)
             raise
@@ -191,8 +222,13 @@ def run_generation(
     *,
     provider: Provider | None = None,
     progress: bool = True,
+    titles: Mapping[str, str] | None = None,
+    example_queries: Sequence[str] = (),
 ) -> GenerationResult:
     """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
+
+    titles: doc_id -> title; a question's echo (generate.max_echo) is measured against its
+    document's title and text. example_queries: real queries the prompt shows as style examples.
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask
     about. Raises GoldensetError for a setup problem (key, model, server); answers that arrived
@@ -220,8 +256,15 @@ def run_generation(
 
         price = batch_price(price)
     stats.price_known = price is not None
+    titles = titles or {}
+    sources = {doc_id: f"{titles.get(doc_id, '')} {text}" for doc_id, text in documents}
     session = _Session(
-        params, provider, AnswerCache(params.cache_dir), Budget(params.max_usd, price)
+        params,
+        provider,
+        AnswerCache(params.cache_dir),
+        Budget(params.max_usd, price),
+        sources,
+        example_queries,
     )
     _announce(session, passages, price)
     if params.batch:
@@ -267,10 +310,12 @@ def _announce(session: _Session, passages: list[Passage], price: Price | None) -
     costs."""
     input_tokens = questions = 0
     for passage in passages:
-        messages = build_messages(passage.text)
+        messages = _first_messages(passage)
         if not session.cache.contains(session.key(messages, 0, 0)):
             questions += passage.questions
-            input_tokens += estimate_tokens(_request_text(messages)) * passage.questions
+            input_tokens += (
+                estimate_tokens(_request_text(session.system, messages)) * passage.questions
+            )
     log.info(
         "generate: %d questions over %d passages, %d not in the cache yet (%s %s)",
         sum(p.questions for p in passages),

@@ -1,31 +1,29 @@
-"""Turn an LLM's raw answer into a checked (question, evidence span), or say exactly why not.
+"""Turn an LLM's raw answer into a checked question, or say exactly why not.
 
-Every check is a rule a golden-set question must obey: one natural question, not a copy of the
-passage, with evidence that really is a piece of the passage. A failed check names a short reason
-code (counted in the stage summary) and a sentence the LLM is shown when it is asked again.
+Every check is a rule a golden-set question must obey: one natural stand-alone question, not a
+copy of the passage, not an echo of its document's words (generate.max_echo). The evidence is the
+sentence the program marked, so it needs no check. A failed check names a short reason code
+(counted in the stage summary) and a sentence the LLM is shown when it is asked again.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
-from goldenset.chunking import sentence_spans
+from goldenset.echo import content_words, overlap
+from goldenset.generation.prompt import few_shot_passages
 
 MIN_QUESTION_WORDS = 4
 MAX_QUESTION_WORDS = 40
 MAX_QUESTION_CHARS = 300
-MIN_EVIDENCE_WORDS = 3
 COPIED_RUN_WORDS = 8  # a question sharing this many consecutive words with the passage quotes it
-# Small models retype the sentence they cite with a word or a dash changed: such a near copy
-# is snapped to the passage's own sentences when they match this closely.
-NEAR_COPY_RATIO = 0.9
-NEAR_COPY_MAX_SENTENCES = 3
+# a question sharing this share of an example search's content words copies that example
+COPIED_EXAMPLE_SHARE = 0.8
+# a small model sometimes asks about a few-shot passage instead of its own
+_FEW_SHOT_WORDS = [content_words(passage) for passage in few_shot_passages()]
 
-_FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)\s*```", re.DOTALL)
 _WORD = re.compile(r"\w+")
 _PREAMBLE = re.compile(
     r"^(?:here(?:'s|\s+is|\s+are)\b|sure\b|okay\b|ok\b|certainly\b|question\s*\d*\s*[:.)-]"
@@ -37,8 +35,6 @@ _REFERS_TO_SOURCE = re.compile(
     r"(?:passage|text|excerpt|paragraph|snippet|document|article|study|paper)\b",
     re.IGNORECASE,
 )
-# Models swap typographic quotes for straight ones; one-for-one so offsets still line up.
-_SAME_CHARACTER = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"'})
 
 
 @dataclass(frozen=True)
@@ -57,42 +53,57 @@ class InvalidAnswer(ValueError):
         self.detail = detail
 
 
-def validate_answer(
-    text: str, passage: str, *, truncated: bool = False, asked: Sequence[str] = ()
-) -> Answer:
-    """Parse and check one raw answer about `passage`; InvalidAnswer names the first broken rule.
+def validate_question(
+    text: str,
+    passage: str,
+    *,
+    truncated: bool = False,
+    asked: Sequence[str] = (),
+    source_words: Collection[str] | None = None,
+    max_echo: float | None = None,
+    example_queries: Sequence[str] = (),
+) -> str:
+    """Check one raw answer (the question alone) about `passage`; InvalidAnswer names the first
+    broken rule.
 
     asked: questions already accepted for the same passage (a repeat is invalid).
+    source_words: content words of the question's document; with max_echo, a question whose
+    share of them (echo.overlap) is above max_echo echoes its source and is invalid.
+    example_queries: real queries shown as style examples; a question that copies one is invalid.
     """
     if truncated:
         raise InvalidAnswer("truncated", "the answer was cut off at the token limit; keep it short")
-    fields = parse_answer_json(text)
-    question = check_question(fields["question"], passage, asked)
-    start, end = locate_evidence(fields["evidence"], passage)
-    return Answer(question, start, end)
+    question = check_question(text, passage, asked)
+    if source_words is not None:
+        check_topic(question, source_words)
+    if max_echo is not None and source_words is not None:
+        share = overlap(question, source_words)
+        if share > max_echo:
+            raise InvalidAnswer(
+                "echoes_document",
+                f"{share:.0%} of its words are the document's own words; ask again the way a "
+                "user who never read it would, with synonyms and everyday terms",
+            )
+    for example in example_queries:
+        if overlap(question, example) >= COPIED_EXAMPLE_SHARE:
+            raise InvalidAnswer(
+                "copies_example", "it copies one of the example searches; ask about the passage"
+            )
+    return question
 
 
-def parse_answer_json(text: str) -> dict[str, str]:
-    """The {"question", "evidence"} object of an answer; code fences and a lead-in are tolerated."""
-    fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text
-    opening = body.find("{")
-    if opening < 0:
-        raise InvalidAnswer("not_json", 'the reply is not a JSON object {"question", "evidence"}')
-    try:
-        value, stop = json.JSONDecoder().raw_decode(body, opening)
-    except json.JSONDecodeError:
-        raise InvalidAnswer("not_json", "the reply is not valid JSON") from None
-    if "{" in body[stop:] or (fenced and "{" in _FENCE.sub("", text)):
-        raise InvalidAnswer("several_answers", "the reply holds more than one JSON object")
-    if not isinstance(value, dict):
-        raise InvalidAnswer("not_json", 'the reply is not a JSON object {"question", "evidence"}')
-    for field in ("question", "evidence"):
-        if isinstance(value.get(field), list):
-            raise InvalidAnswer("several_questions", f'"{field}" is a list; give exactly one')
-        if not isinstance(value.get(field), str) or not value[field].strip():
-            raise InvalidAnswer("missing_field", f'the JSON object has no "{field}" text')
-    return {"question": value["question"], "evidence": value["evidence"]}
+def check_topic(question: str, source_words: Collection[str]) -> None:
+    """InvalidAnswer when the question is not about its document: it shares none of its words,
+    or more of a few-shot passage's words than of its own document's."""
+    share = overlap(question, source_words)
+    if share == 0:
+        raise InvalidAnswer(
+            "off_topic", "it shares no word with the document; ask about the marked sentence"
+        )
+    if any(overlap(question, words) > share for words in _FEW_SHOT_WORDS):
+        raise InvalidAnswer(
+            "off_topic", "it asks about an example passage; ask about the marked sentence"
+        )
 
 
 def _words(text: str) -> list[str]:
@@ -140,49 +151,3 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
     if any(_words(question) == _words(earlier) for earlier in asked):
         raise InvalidAnswer("repeats_question", "that question was already asked; ask another")
     return question
-
-
-def _squeeze(text: str) -> tuple[str, list[int]]:
-    """text with each whitespace run as one space, and the original index of each kept character."""
-    kept: list[str] = []
-    where: list[int] = []
-    for index, char in enumerate(text.translate(_SAME_CHARACTER)):
-        if char.isspace():
-            if kept and kept[-1] == " ":
-                continue
-            char = " "
-        kept.append(char)
-        where.append(index)
-    return "".join(kept), where
-
-
-def locate_evidence(evidence: str, passage: str) -> tuple[int, int]:
-    """(start, end) of `evidence` in `passage`, ignoring differences of whitespace and quotes."""
-    needle, _ = _squeeze(evidence.strip())
-    if len(_words(needle)) < MIN_EVIDENCE_WORDS:
-        raise InvalidAnswer("evidence_too_short", "the evidence must be a whole sentence")
-    haystack, where = _squeeze(passage)
-    found = haystack.find(needle)
-    if found >= 0:
-        return where[found], where[found + len(needle) - 1] + 1
-    near = closest_sentences(needle, passage)
-    if near is None:
-        raise InvalidAnswer(
-            "evidence_not_found",
-            "the evidence is not copied exactly from the passage; copy the sentence verbatim",
-        )
-    return near
-
-
-def closest_sentences(evidence: str, passage: str) -> tuple[int, int] | None:
-    """The run of consecutive passage sentences that `evidence` nearly copies, if any."""
-    spans = sentence_spans(passage)
-    best, best_ratio = None, NEAR_COPY_RATIO
-    for first in range(len(spans)):
-        for last in range(first, min(first + NEAR_COPY_MAX_SENTENCES, len(spans))):
-            start, end = spans[first][0], spans[last][1]
-            candidate, _ = _squeeze(passage[start:end])
-            ratio = SequenceMatcher(None, evidence.lower(), candidate.lower()).ratio()
-            if ratio >= best_ratio:
-                best, best_ratio = (start, end), ratio
-    return best

@@ -1,0 +1,140 @@
+"""The local question writer: the old path against the new one, in one process, same documents.
+
+Old: the baseline commit's generation code (JSON question + copied evidence, one saved prefix
+state that a retry's longer prefix replaces). New: this checkout's (the program marks one target
+sentence, the model writes the question only, the few-shot prefix state serves every request,
+the echo filter re-asks once). Each runs its own params.yaml `generate` section on the shipped
+sample's documents, with max_questions overridden, a fresh answer cache, and the model loaded
+before the clock starts. Prints kept questions per minute, yield (kept / requests), median echo
+(content-word overlap of each question with its document's title and text) and the ratios.
+
+    PYTHONPATH=src python benchmarks/bench_writer.py [--questions 24] [--baseline 559ea75]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "559ea75"  # the last commit with the JSON question + evidence writer
+
+
+def _git(*args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True).stdout
+
+
+def _extract_baseline(rev: str, into: Path) -> tuple[Path, dict]:
+    """The baseline's src/ folder and its params.yaml generate section."""
+    archive = _git("archive", "--format=tar", rev, "src", "params.yaml")
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src", yaml.safe_load((into / "params.yaml").read_text())["generate"]
+
+
+def _use_source(src: Path) -> None:
+    """Make `import goldenset` load from `src`: drop every goldenset module already imported."""
+    for name in [n for n in sys.modules if n == "goldenset" or n.startswith("goldenset.")]:
+        del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if not p.endswith("/src")]
+    sys.path.insert(0, str(src))
+    importlib.invalidate_caches()
+
+
+def _documents() -> tuple[list[tuple[str, str]], dict[str, str]]:
+    from goldenset.ingest import ingest
+
+    result = ingest(ROOT / "data" / "docs", max_file_mb=20)
+    documents = [(d.doc_id, d.text) for d in result.documents]
+    return documents, {d.doc_id: d.title or "" for d in result.documents}
+
+
+def run_path(label: str, src: Path, generate: dict, questions: int, cache: Path) -> dict:
+    _use_source(src)
+    from goldenset.echo import overlap
+    from goldenset.generation.providers import make_provider
+    from goldenset.generation.runner import run_generation
+    from goldenset.params import GenerateParams
+
+    documents, titles = _documents()
+    # no per-request timeout: on a loaded machine it would cut answers short and skew the yield
+    overrides = {"max_questions": questions, "cache_dir": str(cache), "request_timeout": 3600}
+    params = GenerateParams(**{**generate, **overrides})
+    provider = make_provider(params)
+    provider.load()  # the clock measures questions, not the model load
+    extra = {"titles": titles} if "titles" in run_generation.__code__.co_varnames else {}
+    started = time.perf_counter()
+    result = run_generation(documents, params, provider=provider, progress=False, **extra)
+    seconds = time.perf_counter() - started
+    provider.close()
+    texts = dict(documents)
+    echoes = [
+        overlap(row["question"], f"{titles[row['doc_id']]} {texts[row['doc_id']]}")
+        for row in result.rows
+    ]
+    stats = result.stats
+    return {
+        "path": label,
+        "asked": stats.questions_planned,
+        "kept": stats.questions_written,
+        "requests": stats.requests,
+        "yield": round(stats.questions_written / max(stats.requests, 1), 3),
+        "seconds": round(seconds, 1),
+        "kept_per_min": round(60 * stats.questions_written / seconds, 2),
+        "output_tokens_per_request": round(stats.output_tokens / max(stats.requests, 1), 1),
+        "input_tokens_per_request": round(stats.input_tokens / max(stats.requests, 1), 1),
+        "median_echo": round(statistics.median(echoes), 3) if echoes else None,
+        "invalid": dict(stats.invalid_answers),
+        "sample_questions": [row["question"] for row in result.rows[:4]],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=24)
+    parser.add_argument("--baseline", default=BASELINE)
+    parser.add_argument("--only", choices=["old", "new"], default=None)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    current = yaml.safe_load((ROOT / "params.yaml").read_text())["generate"]
+    print(f"load: {os.getloadavg()}", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        old_src, old_generate = _extract_baseline(args.baseline, Path(tmp) / "baseline")
+        results = []
+        if args.only in (None, "old"):
+            cache = Path(tmp) / "old-cache"
+            results.append(run_path("old", old_src, old_generate, args.questions, cache))
+            print(json.dumps(results[-1], ensure_ascii=False), flush=True)
+        if args.only in (None, "new"):
+            cache = Path(tmp) / "new-cache"
+            results.append(run_path("new", ROOT / "src", current, args.questions, cache))
+            print(json.dumps(results[-1], ensure_ascii=False), flush=True)
+    if len(results) == 2:
+        old, new = results
+        print(
+            json.dumps(
+                {
+                    "kept_per_min_ratio": round(
+                        new["kept_per_min"] / max(old["kept_per_min"], 1e-9), 2
+                    ),
+                    "yield_ratio": round(new["yield"] / max(old["yield"], 1e-9), 2),
+                    "load_after": os.getloadavg(),
+                }
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
