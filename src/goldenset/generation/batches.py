@@ -59,7 +59,14 @@ class _Collector(_Session):
     """The synchronous walk, except that a cache miss is noted for the next batch, not asked."""
 
     def __init__(self, session: _Session, failed: dict[str, tuple[str, str]]) -> None:
-        super().__init__(session.params, session.provider, session.cache, session.budget)
+        super().__init__(
+            session.params,
+            session.provider,
+            session.cache,
+            session.budget,
+            session.sources,
+            session.example_queries,
+        )
         self.failed = failed
         self.needed: dict[str, list[dict[str, str]]] = {}
 

@@ -119,7 +119,7 @@ class _Session:
         self.params = params
         self.system = system_prompt(example_queries)
         self.example_queries = list(example_queries)
-        self._sources = sources  # doc_id -> the text a question must not echo
+        self.sources = sources  # doc_id -> the text a question must not echo
         self._source_words: dict[str, set[str]] = {}
         self._words_lock = threading.Lock()
         self.provider = provider
@@ -157,7 +157,7 @@ class _Session:
     def source_words(self, doc_id: str) -> set[str]:
         with self._words_lock:
             if doc_id not in self._source_words:
-                self._source_words[doc_id] = content_words(self._sources[doc_id])
+                self._source_words[doc_id] = content_words(self.sources[doc_id])
             return self._source_words[doc_id]
 
     def ask_question(self, passage: Passage, question_index: int, asked: list[str]) -> _Outcome:
