@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from goldenset.chunking import chunk_documents
@@ -19,21 +20,19 @@ from tests.test_exports import golden_questions, sample_documents
 @pytest.mark.slow
 def test_calibration_scores_every_configuration_on_a_tiny_project(tmp_path):
     docs = sample_documents(16)
-    (tmp_path / "data/queries").mkdir(parents=True)
+    (tmp_path / "data").mkdir(parents=True)
     docs.to_parquet(tmp_path / "data/documents.parquet", index=False)
     golden = golden_questions(
         chunk_documents(docs, ChunkParams(strategy="sentences", max_size=250))
     )
     (tmp_path / "data/goldenset.jsonl").write_text("".join(json.dumps(q) + "\n" for q in golden))
     doc_ids = docs["doc_id"].tolist()
-    (tmp_path / "data/queries/queries.jsonl").write_text(
-        "".join(
-            json.dumps({"_id": f"r{i}", "text": " ".join(docs["text"][i].split()[3:10])}) + "\n"
-            for i in range(8)
-        )
-    )
-    qrels = ["query-id\tcorpus-id\tscore", *(f"r{i}\t{doc_ids[i]}\t1" for i in range(8))]
-    (tmp_path / "data/queries/qrels.tsv").write_text("\n".join(qrels) + "\n")
+    # the real-query tables ingest writes
+    texts = [" ".join(docs["text"][i].split()[3:10]) for i in range(8)]
+    queries = pd.DataFrame({"qid": [f"r{i}" for i in range(8)], "text": texts})
+    queries.to_parquet(tmp_path / "data/queries.parquet", index=False)
+    qrels = pd.DataFrame({"qid": queries["qid"], "doc_id": doc_ids[:8], "grade": 1.0, "absent": ""})
+    qrels.to_parquet(tmp_path / "data/qrels.parquet", index=False)
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
     process = subprocess.run(

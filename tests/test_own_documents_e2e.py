@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
+from tests.dvc_project import PROJECT_FILES, commit, copy_project, run, stages_run
 from tests.llm_servers import LoopbackLLM, make_documents
-from tests.test_pipeline_dvc import PROJECT_FILES, commit, copy_project, run, stages_run
 
 pytestmark = pytest.mark.slow
 

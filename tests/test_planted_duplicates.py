@@ -88,7 +88,7 @@ def make_corpus(root: Path, copies: bool, shared_chunk: bool) -> Path:
         "ingest:\n  path: docs\n"
         "chunk:\n  strategy: paragraphs\n  max_size: 400\n"
         f"embed:\n  cache_dir: {root.parent / 'embedding-cache'}\n"
-        "score:\n  ks: [1, 3, 5]\n"
+        "score:\n  ks: [1, 3, 5]\n  headline: [recall@5, mrr]\n"
     )
     return root
 
