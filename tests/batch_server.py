@@ -11,11 +11,12 @@ import re
 import threading
 from collections import Counter, deque
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from tests.llm_servers import (
     _PASSAGE,
     CHARS_PER_TOKEN,
+    LoopbackServer,
     Reply,
     _success,
     _text_of,
@@ -29,7 +30,7 @@ INVALID = "invalid_request"  # an errored result that sending again cannot fix
 EXPIRED = "expired"
 
 
-class LoopbackBatches:
+class LoopbackBatches(LoopbackServer):
     """`with LoopbackBatches() as server:`; base URL in server.url, for ANTHROPIC_BASE_URL."""
 
     def __init__(self, api_key: str = "test-key", polls_before_end: int = 1) -> None:
@@ -43,23 +44,7 @@ class LoopbackBatches:
         self.result_reads = 0
         self._per_passage: list[tuple[str, deque]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    def __enter__(self) -> LoopbackBatches:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._listen()
 
     def script_for(self, passage_part: str, *outcomes: str | Reply) -> None:
         """What the next results about a passage containing passage_part are, in order."""

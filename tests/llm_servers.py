@@ -107,7 +107,38 @@ def _text_of(content: object) -> str:
     return ""
 
 
-class LoopbackLLM:
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 in a daemon thread, started and stopped as a context manager.
+
+    Subclasses give the request handler in ``_handler_class`` and call ``_listen()`` last in
+    their ``__init__``.
+    """
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def _listen(self) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        """Base URL (the anthropic SDK appends /v1/messages)."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+
+class LoopbackLLM(LoopbackServer):
     """Both APIs on 127.0.0.1 (a free port), served from a background thread; a context manager.
 
     latency: seconds every answer takes. api_key: the key clients must send (None: any).
@@ -133,25 +164,7 @@ class LoopbackLLM:
         self._queue: deque[Action] = deque()
         self._per_passage: list[tuple[str, deque[Action]]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    # -- lifecycle
-    def __enter__(self) -> LoopbackLLM:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def url(self) -> str:
-        """Base URL for the anthropic SDK (it appends /v1/messages)."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._listen()
 
     @property
     def openai_url(self) -> str:
