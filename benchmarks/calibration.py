@@ -127,7 +127,7 @@ def score_configuration(
         ranked = rank_all(retrievers, query_set, max(params.score.depth, 10))
         for name in retrievers_scored:
             if name in ranked:
-                values, _ = score_ranked(query_set.query_set, name, ranked[name], [10])
+                values, _ = score_ranked(query_set.query_set, name, ranked[name], [10], [])
                 scores.setdefault(name, {})[query_set.query_set.name] = (
                     values[METRIC],
                     int(values["n_queries"]),

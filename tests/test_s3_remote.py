@@ -49,6 +49,7 @@ def test_push_to_s3_then_pull_in_a_fresh_clone_runs_nothing(tmp_path: Path) -> N
             "generate",
             "embed",
             "score",
+            "audit",
         }
         asked = llm.requests
         assert asked >= 4
