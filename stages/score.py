@@ -109,11 +109,15 @@ def main(params: Params) -> None:
     ks, depth = sp.ks, max(sp.depth, max(sp.ks))
     metrics: dict[str, dict[str, dict[str, float]]] = {}
     results, runs = [], {}
+    searches: dict[bytes | None, tuple[Corpus, dict]] = {}
     shutil.rmtree(EXPORT, ignore_errors=True)  # no run file of a retriever since disabled
     _write(WORST_MISSES, "# Worst misses\n\nNo golden-set question was scored.\n")
     for query_set, texts in query_sets(params, chunks):
-        searched = corpus_for(corpus, query_set)
-        retrievers = build_retrievers(params.retrievers, searched, device)
+        order = None if query_set.rows is None else query_set.rows.tobytes()
+        if order not in searches:  # one index per order of the chunks, shared by query sets
+            searched = corpus_for(corpus, query_set)
+            searches[order] = (searched, build_retrievers(params.retrievers, searched, device))
+        searched, retrievers = searches[order]
         if not retrievers:
             raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
         vector_name = "synthetic" if query_set.name == "synthetic" else "real"

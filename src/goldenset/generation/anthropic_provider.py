@@ -8,18 +8,17 @@ settings, so generate.temperature does not apply here and is not part of the cac
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.interface import Completion
+from goldenset.generation.interface import Completion, LazyClient
 from goldenset.generation.sdk_errors import ServiceContext, translate
 from goldenset.params import GenerateParams
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
 
-class AnthropicProvider:
+class AnthropicProvider(LazyClient):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
     answered entirely from the cache needs no ANTHROPIC_API_KEY."""
 
@@ -35,21 +34,9 @@ class AnthropicProvider:
         self._base_url = base_url
         self.model = params.model or DEFAULT_MODEL
         self.max_tokens = params.max_tokens
-        self._lock = threading.Lock()
-        self._client: Any = None
 
     def identity(self) -> dict:
         return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
-
-    def client(self) -> Any:
-        """The SDK client (key, base URL, retries), built on first use: the batch path's too."""
-        return self._connect()
-
-    def _connect(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                self._client = self._build_client()
-            return self._client
 
     def _build_client(self) -> Any:
         api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -81,7 +68,7 @@ class AnthropicProvider:
         return client
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
-        client = self._connect()
+        client = self.client()
         try:
             response = client.messages.create(
                 model=self.model, max_tokens=self.max_tokens, system=system, messages=messages

@@ -7,8 +7,9 @@ from the cache needs no key and loads no model. `identity()` must likewise work 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -47,3 +48,21 @@ def is_paid(provider: Provider) -> bool:
 
 def max_concurrency(provider: Provider) -> int | None:
     return getattr(provider, "max_concurrency", None)
+
+
+class LazyClient:
+    """An SDK client built on the first request, once, even with several worker threads: a run
+    answered from the cache never needs the key or the SDK import. Subclasses build it in
+    ``_build_client``."""
+
+    _client: Any = None
+    _client_lock = threading.Lock()  # shared: building a client is rare and quick
+
+    def _build_client(self) -> Any:
+        raise NotImplementedError
+
+    def client(self) -> Any:
+        with self._client_lock:
+            if self._client is None:
+                self._client = self._build_client()
+            return self._client

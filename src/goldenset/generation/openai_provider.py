@@ -7,11 +7,10 @@ Retries are the SDK's own (retry-after on 429, backoff with jitter on 408/429/5x
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.interface import Completion
+from goldenset.generation.interface import Completion, LazyClient
 from goldenset.generation.pricing import estimate_tokens
 from goldenset.generation.sdk_errors import ServiceContext, translate
 from goldenset.params import GenerateParams
@@ -19,7 +18,7 @@ from goldenset.params import GenerateParams
 DEFAULT_MODEL = "gpt-4o-mini"
 
 
-class OpenAIProvider:
+class OpenAIProvider(LazyClient):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
     answered entirely from the cache needs no OPENAI_API_KEY."""
 
@@ -38,8 +37,6 @@ class OpenAIProvider:
         self.max_tokens = params.max_tokens
         self.temperature = params.temperature
         self.seed = params.seed
-        self._lock = threading.Lock()
-        self._client: Any = None
 
     def identity(self) -> dict:
         return {
@@ -49,12 +46,6 @@ class OpenAIProvider:
             "temperature": self.temperature,
             "seed": self.seed,
         }
-
-    def _connect(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                self._client = self._build_client()
-            return self._client
 
     def _build_client(self) -> Any:
         api_key = self._api_key or os.environ.get("OPENAI_API_KEY")
@@ -89,7 +80,7 @@ class OpenAIProvider:
         return client
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
-        client = self._connect()
+        client = self.client()
         try:
             response = client.chat.completions.create(
                 model=self.model,
