@@ -2,8 +2,8 @@
 
 Old: the baseline commit's generation code (JSON question + copied evidence, one saved prefix
 state that a retry's longer prefix replaces). New: this checkout's (the program marks one target
-sentence, the model writes the question only, the few-shot prefix state serves every request,
-the echo filter re-asks once). Each runs its own params.yaml `generate` section on the shipped
+sentence, the model writes the question only, saved prompt states make a retry pay only for what
+follows the passage, resamples come before a correction). Each runs its own params.yaml `generate` section on the shipped
 sample's documents, with max_questions overridden, a fresh answer cache, and the model loaded
 before the clock starts. Prints kept questions per minute, yield (kept / requests), median echo
 (content-word overlap of each question with its document's title and text) and the ratios.
@@ -75,6 +75,11 @@ def run_path(label: str, src: Path, generate: dict, questions: int, cache: Path)
     provider = make_provider(params)
     provider.load()  # the clock measures questions, not the model load
     extra = {"titles": titles} if "titles" in run_generation.__code__.co_varnames else {}
+    if "example_queries" in run_generation.__code__.co_varnames:  # as the generate stage does
+        from goldenset.generation.prompt import pick_examples
+
+        examples = params.example_queries or []
+        extra["example_queries"] = pick_examples(examples, params.example_count, params.seed)
     started = time.perf_counter()
     result = run_generation(documents, params, provider=provider, progress=False, **extra)
     seconds = time.perf_counter() - started

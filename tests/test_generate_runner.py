@@ -139,6 +139,24 @@ def test_answers_that_stay_invalid_are_kept_as_rejects(tmp_path, server):
     assert again.rejects == result.rejects and again.stats.requests == 0
 
 
+def test_resamples_ask_the_same_prompt_before_a_correction(tmp_path, server):
+    params = settings(tmp_path, max_attempts=4, resamples=2)
+    stubborn = passages(params)[3]
+    bad = ["no question at all", "Why?", "Staging happens on Sundays.", "no question either"]
+    server.script_for(stubborn.text, *[Reply(text) for text in bad])
+    result = generate(server, params)
+    hits = [hit for hit in server.hits if hit.passage == stubborn.text]
+    assert len(hits) == 4
+    # two resamples repeat the first prompt; the last try names what was wrong with the third
+    assert len({hit.prompt for hit in hits[:3]}) == 1 and hits[3].prompt != hits[0].prompt
+    assert all(hit.last_turn.startswith("<passage>") for hit in hits[:3])
+    assert hits[3].last_turn.startswith("That question cannot")
+    (reject,) = result.rejects
+    assert reject["answers"] == bad and len(reject["reasons"]) == 4
+    again = generate(server, params)  # each try has its own cache entry
+    assert again.rejects == result.rejects and again.stats.requests == 0
+
+
 def test_faults_and_timeouts_never_cost_twice(tmp_path, server):
     server.script(Fault(429, retry_after=0.1), Fault(500), Fault(529), Stall(1.0))
     result = generate(server, settings(tmp_path, request_timeout=0.5))

@@ -51,8 +51,19 @@ def provider():
 
 
 @pytest.fixture(scope="module")
-def forward_answers(provider) -> list:
-    return [_ask(provider, passage) for passage in PASSAGES]
+def forward_evaluations(provider) -> list:
+    """(answer, prompt tokens evaluated for it) for each passage, asked in order."""
+    asked = []
+    for passage in PASSAGES:
+        before = provider.evaluated_tokens
+        answer = _ask(provider, passage)
+        asked.append((answer, provider.evaluated_tokens - before))
+    return asked
+
+
+@pytest.fixture(scope="module")
+def forward_answers(forward_evaluations) -> list:
+    return [answer for answer, _ in forward_evaluations]
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +90,41 @@ def test_answers_are_one_line_questions(forward_answers, retry_answer):
 
 
 @needs_llama_cpp
-def test_retries_reuse_the_few_shot_prefix(provider, forward_answers, retry_answer):
-    # one evaluation of the fixed prefix serves every passage and the retry
-    assert provider.prefix_evaluations == 1
+def test_the_few_shot_prefix_is_evaluated_once(forward_evaluations):
+    (first, all_of_it), *later = forward_evaluations
+    assert all_of_it == first.input_tokens  # nothing saved yet
+    # the others evaluate only what follows the shared prefix of system prompt and few-shot turns
+    (shared,) = {answer.input_tokens - evaluated for answer, evaluated in later}
+    assert shared > 300
+
+
+@needs_llama_cpp
+def test_a_retry_evaluates_only_what_follows_the_passage(provider):
+    passage = "Glaciers store about two thirds of the fresh water on the planet as ice."
+    first = _ask(provider, passage)
+    before = provider.evaluated_tokens
+    _ask(provider, passage, attempt=1)  # a resample: the same prompt, sampled anew
+    assert provider.evaluated_tokens - before == 1  # the last token, for fresh logits
+    before = provider.evaluated_tokens
+    rejected = [(first.text, "it copies the passage; use your own words")]
+    corrected = _ask(provider, passage, attempt=2, corrections=rejected)
+    assert provider.evaluated_tokens - before == corrected.input_tokens - first.input_tokens + 1
+
+
+@needs_llama_cpp
+def test_a_retry_answers_the_same_from_a_saved_or_a_fresh_state(provider):
+    from goldenset.generation.local import STATES_KEPT
+
+    passage = "The Danube flows through ten countries, more than any other river in the world."
+    first = _ask(provider, passage)
+    rejected = [(first.text, "it copies the passage; use your own words")]
+    saved = _ask(provider, passage, attempt=1, corrections=rejected)
+    for n in range(STATES_KEPT):  # push the passage's saved state out
+        _ask(provider, f"Lighthouse number {n} on the coast was automated in {1950 + n}.")
+    before = provider.evaluated_tokens
+    fresh = _ask(provider, passage, attempt=1, corrections=rejected)
+    assert provider.evaluated_tokens - before > fresh.input_tokens - first.input_tokens + 1
+    assert fresh.text == saved.text
 
 
 @needs_llama_cpp

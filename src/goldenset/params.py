@@ -71,6 +71,9 @@ class GenerateParams(Section):
     passage_min_chars: int = Field(200, ge=0)
     concurrency: int = Field(8, ge=1)
     max_attempts: int = Field(3, ge=1, description="tries per question when the answer is invalid")
+    resamples: int = Field(
+        0, ge=0, description="tries after the first that ask the same prompt again, uncorrected"
+    )
     max_retries: int = Field(5, ge=0, description="HTTP retries on 429/5xx/timeouts")
     request_timeout: float = Field(60.0, gt=0)
     max_tokens: int = Field(400, gt=0)

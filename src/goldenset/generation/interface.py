@@ -11,6 +11,15 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+# Attempts after the first sample at this temperature when generate.temperature is 0: a retry that
+# asks the same prompt again (generate.resamples) must be able to answer differently.
+RETRY_TEMPERATURE = 0.7
+
+
+def attempt_temperature(temperature: float, attempt: int) -> float:
+    """The sampling temperature of an attempt: greedy first, then sampled, unless one is set."""
+    return temperature or (RETRY_TEMPERATURE if attempt > 0 else 0.0)
+
 
 @dataclass(frozen=True)
 class Completion:

@@ -1,13 +1,16 @@
 """The in-process local provider: llama-cpp-python running a GGUF model, deterministic by design.
 
-Determinism: decoding is greedy on the first attempt (seeded sampling on retries), and the fixed
-prefix of every prompt (system prompt and few-shot turns) is evaluated once, its llama.cpp state
-saved, and that state restored before every request, retries included (a retry's passage, rejected
-answer and correction all follow the same prefix). A question therefore never depends on which
-passages were processed before it, in this process or another.
+Determinism: decoding is greedy on the first attempt (seeded sampling on retries), and every
+prompt is evaluated in the same pieces, whatever was asked before: the fixed prefix (system prompt
+and few-shot turns), then the first question's prompt (the passage turn), then the rest (a retry's
+rejected answer and correction). The llama.cpp state after each piece is saved, and restored byte
+for byte when a later prompt starts with it. A question therefore never depends on which passages
+were processed before it, in this process or another.
 
-Speed: answers are one line (the question), so decoding stops at the first line break; prompt
-evaluation of the passage then dominates the time of a request.
+Speed: answers are one line (the question), so decoding stops at the first line break, and prompt
+evaluation dominates the time of a request. The saved states make a retry of the same passage pay
+only for what follows the passage: a resample (the same prompt, another seed) evaluates one token,
+a correction only the rejected answer and the correction.
 """
 
 from __future__ import annotations
@@ -16,20 +19,21 @@ import ctypes
 import os
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from goldenset.errors import GoldensetError
+from goldenset.generation.interface import RETRY_TEMPERATURE, Completion, attempt_temperature
 from goldenset.generation.local_model import MODEL_SHA256, default_model_path
 from goldenset.generation.prompt import few_shot_turns
-from goldenset.generation.providers import Completion
 from goldenset.params import GenerateParams
 
 INSTALL_HINT = 'pip install -e ".[local]"'
 REPEAT_PENALTY = 1.1
-RETRY_TEMPERATURE = 0.7  # used by attempts after the first when generate.temperature is 0
 RETRY_TOP_K, RETRY_TOP_P, RETRY_MIN_P = 40, 0.95, 0.05
 _SEED_SPACE = 0xFFFFFFFF  # llama.cpp reads 0xFFFFFFFF as "random seed": stay below it
+STATES_KEPT = 4  # the few-shot prefix and the passages in flight (one question at a time)
 
 # Used only when the GGUF carries no chat template; Qwen and most instruct models carry one.
 CHATML_TEMPLATE = (
@@ -61,9 +65,9 @@ class LocalProvider:
         self._template: Any = None
         self._prefix_template: Any = None
         self._add_bos = False
-        self._prefix_tokens: list[int] = []
-        self._prefix_state: bytes = b""
-        self.prefix_evaluations = 0  # how often a fixed prefix was evaluated (ideally once)
+        # llama.cpp states after a prompt's leading pieces, most recently used last
+        self._states: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self.evaluated_tokens = 0  # prompt tokens evaluated (not restored from a saved state)
 
     def identity(self) -> dict:
         local = self._params.local
@@ -97,7 +101,7 @@ class LocalProvider:
             if self._llm is not None:
                 self._llm.close()
             self._llm = None
-            self._prefix_tokens, self._prefix_state = [], b""
+            self._states.clear()
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
         if not messages or messages[-1].get("role") != "user":
@@ -106,9 +110,9 @@ class LocalProvider:
             self._ensure_loaded()
             chat = ([{"role": "system", "content": system}] if system else []) + list(messages)
             prompt = self._tokenize(self._template(messages=chat).prompt)
-            prefix = self._prefix_tokens_of(_fixed_turns(chat))
             self._check_fits(len(prompt))
-            suffix = self._restore_prefix(prefix, prompt)
+            suffix = self._restore_pieces(prompt, self._piece_ends(chat, prompt))
+            self.evaluated_tokens += len(suffix)
             tokens, truncated = self._generate(suffix, attempt)
             text = self._llm.detokenize(tokens).decode("utf-8", errors="replace").strip()
             text = text.split("\n", 1)[0]
@@ -145,12 +149,25 @@ class LocalProvider:
         self._add_bos = template == CHATML_TEMPLATE
         self._llm = llm
 
-    def _prefix_tokens_of(self, turns: list[dict[str, str]]) -> list[int]:
+    def _piece_ends(self, chat: list[dict[str, str]], prompt: list[int]) -> list[int]:
+        """Where the prompt's saved pieces end: after the fixed prefix, and before the last token
+        of the first question's prompt (a resample of that prompt then evaluates one token, which
+        refreshes the logits to sample from)."""
+        fixed = self._render(_fixed_turns(chat), generation_prompt=False)
+        first = self._render(_first_question_turns(chat), generation_prompt=True)[:-1]
+        # a piece the prompt does not start with (a template or tokenizer quirk) is not reused
+        ends = {
+            len(p) for p in (fixed, first) if 0 < len(p) < len(prompt) and prompt[: len(p)] == p
+        }
+        return sorted(ends)
+
+    def _render(self, turns: list[dict[str, str]], *, generation_prompt: bool) -> list[int]:
         if not turns:
             return []
+        template = self._template if generation_prompt else self._prefix_template
         try:
-            return self._tokenize(self._prefix_template(messages=turns).prompt)
-        except Exception:  # a template may refuse a partial chat: that only costs the prefix reuse
+            return self._tokenize(template(messages=turns).prompt)
+        except Exception:  # a template may refuse a partial chat: that only costs the reuse
             return []
 
     def _tokenize(self, text: str) -> list[int]:
@@ -165,36 +182,40 @@ class LocalProvider:
                 "generate.passage_size"
             )
 
-    def _restore_prefix(self, prefix: list[int], prompt: list[int]) -> list[int]:
-        """Put the context right after `prefix`; return the prompt tokens still to evaluate.
+    def _restore_pieces(self, prompt: list[int], ends: list[int]) -> list[int]:
+        """Put the context right after the prompt's last piece; return the tokens still to
+        evaluate.
 
-        The prefix state is computed once per distinct prefix and restored byte for byte, so the
-        passage tokens are always evaluated on top of the same context (a retry's turns too: the
-        prefix is the system prompt and few-shot turns, never the passage). If the prompt does
-        not start with the prefix tokens (a template or tokenizer quirk), start from an empty
-        context.
+        Each piece is evaluated on top of the one before, and the state after it saved, so a
+        piece's state is the same whether it was computed now or restored.
         """
         llm = self._llm
-        if not prefix or len(prefix) >= len(prompt) or prompt[: len(prefix)] != prefix:
+        restored = max((end for end in ends if tuple(prompt[:end]) in self._states), default=0)
+        if restored:
+            key = tuple(prompt[:restored])
+            self._states.move_to_end(key)
+            _load_context(llm, self._states[key])
+            llm.input_ids[:restored] = prompt[:restored]
+            llm.n_tokens = restored
+        else:
             llm.reset()
-            return prompt
-        if prefix != self._prefix_tokens:
-            llm.reset()
-            llm.eval(prefix)
-            self.prefix_evaluations += 1
-            self._prefix_state = _save_context(llm)
-            self._prefix_tokens = list(prefix)
-        _load_context(llm, self._prefix_state)
-        llm.input_ids[: len(prefix)] = prefix
-        llm.n_tokens = len(prefix)
-        return prompt[len(prefix) :]
+        for end in (end for end in ends if end > restored):
+            self._evaluate(prompt[llm.n_tokens : end])
+            self._states[tuple(prompt[:end])] = _save_context(llm)
+            while len(self._states) > STATES_KEPT:
+                self._states.popitem(last=False)
+        return prompt[llm.n_tokens :]
+
+    def _evaluate(self, tokens: list[int]) -> None:
+        self._llm.eval(tokens)
+        self.evaluated_tokens += len(tokens)
 
     def _generate(self, suffix: list[int], attempt: int) -> tuple[list[int], bool]:
         """Decode until an end-of-generation token or max_tokens; True means it hit max_tokens."""
         import llama_cpp
 
         llm = self._llm
-        temperature = self._params.temperature or (RETRY_TEMPERATURE if attempt > 0 else 0.0)
+        temperature = attempt_temperature(self._params.temperature, attempt)
         llm.set_seed((self._params.seed + attempt) % _SEED_SPACE)
         vocab = llama_cpp.llama_model_get_vocab(llm.model)
         if temperature == 0:
@@ -228,6 +249,13 @@ def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
     if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
         return chat[: start + len(fixed)]
     return chat[:-1]
+
+
+def _first_question_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The turns of a question's first prompt: the fixed turns and the passage turn after them
+    (the whole chat for a first attempt)."""
+    fixed = _fixed_turns(chat)
+    return chat[: len(fixed) + 1] if len(chat) > len(fixed) else []
 
 
 def _require_llama_cpp() -> None:

@@ -10,7 +10,12 @@ import os
 from typing import Any
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.interface import Completion, LazyClient
+from goldenset.generation.interface import (
+    RETRY_TEMPERATURE,
+    Completion,
+    LazyClient,
+    attempt_temperature,
+)
 from goldenset.generation.pricing import estimate_tokens
 from goldenset.generation.sdk_errors import ServiceContext, translate
 from goldenset.params import GenerateParams
@@ -44,6 +49,7 @@ class OpenAIProvider(LazyClient):
             "model": self.model,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
+            "retry_temperature": RETRY_TEMPERATURE,
             "seed": self.seed,
         }
 
@@ -86,7 +92,7 @@ class OpenAIProvider(LazyClient):
                 model=self.model,
                 messages=[{"role": "system", "content": system}, *messages],
                 max_tokens=self.max_tokens,
-                temperature=self.temperature,
+                temperature=attempt_temperature(self.temperature, attempt),
                 seed=self.seed + attempt,
             )
         except self._sdk.APIError as error:

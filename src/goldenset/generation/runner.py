@@ -165,8 +165,11 @@ class _Session:
         corrections: list[tuple[str, str]] = []
         target = passage.targets[question_index]
         marked = mark_target(passage.text, *target)
+        resamples = self.params.resamples
         for attempt in range(self.params.max_attempts):
-            messages = build_messages(marked, asked, corrections)
+            # the first tries ask the same prompt (sampled anew); later ones name what was wrong
+            shown = corrections[resamples:] if attempt > resamples else []
+            messages = build_messages(marked, asked, shown)
             key = self.key(messages, question_index, attempt)
             completion = self.cache.get(key)
             if completion is not None:
