@@ -3,10 +3,11 @@
 Old: the baseline commit's generation code (JSON question + copied evidence, one saved prefix
 state that a retry's longer prefix replaces). New: this checkout's (the program marks one target
 sentence, the model writes the question only, saved prompt states make a retry pay only for what
-follows the passage, resamples come before a correction). Each runs its own params.yaml `generate` section on the shipped
-sample's documents, with max_questions overridden, a fresh answer cache, and the model loaded
-before the clock starts. Prints kept questions per minute, yield (kept / requests), median echo
-(content-word overlap of each question with its document's title and text) and the ratios.
+follows the passage, resamples come before a correction). Each runs its own params.yaml
+`generate` section on the shipped sample's documents, with max_questions overridden, a fresh
+answer cache, and the model loaded before the clock starts. Prints kept questions per minute,
+yield (kept / requests), median echo (content-word overlap of each question with its document's
+title and text) and the ratios.
 
     PYTHONPATH=src python benchmarks/bench_writer.py [--questions 24] [--baseline 559ea75]
 """
