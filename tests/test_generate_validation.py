@@ -110,6 +110,9 @@ def test_a_good_answer_is_the_question_itself():
         ("Staging?", "too_short"),
         ("Why " + "really " * 45 + "?", "too_long"),
         ("What does the passage say about staging rebuilds?", "refers_to_passage"),
+        ("Is this rebuild done every week?", "refers_to_passage"),
+        ("Do these clusters lose their data on Sundays?", "refers_to_passage"),
+        ("Do engineers still use those old staging boxes?", "refers_to_passage"),
         (
             "What if the staging cluster is rebuilt from scratch every Sunday night?",
             "copies_passage",
@@ -118,6 +121,14 @@ def test_a_good_answer_is_the_question_itself():
 )
 def test_invalid_answers_are_named(text, code):
     assert reason_of(text) == code
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Can those who need the research machines get access?", "What is thistle used for?"],
+)
+def test_a_question_that_names_its_subject_is_kept(text):
+    assert validate_question(text, PASSAGE) == text
 
 
 def test_truncated_answer_is_never_trusted():

@@ -35,6 +35,11 @@ _REFERS_TO_SOURCE = re.compile(
     r"(?:passage|text|excerpt|paragraph|snippet|document|article|study|paper)\b",
     re.IGNORECASE,
 )
+# "this protein", "these mice": a thing only the passage names; "those who smoke" names it
+_POINTS_INTO_SOURCE = re.compile(
+    r"\b(?:this|these)\b|\bthose\b(?!\s+(?:who|whom|whose|with|without|that|which|of|in|on|at))",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,11 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
     if _REFERS_TO_SOURCE.search(question):
         raise InvalidAnswer(
             "refers_to_passage", "the question mentions the passage; it must stand on its own"
+        )
+    if _POINTS_INTO_SOURCE.search(question):
+        raise InvalidAnswer(
+            "refers_to_passage",
+            "'this' or 'these' points at something only the passage names; name it instead",
         )
     if _shares_run(question, passage, COPIED_RUN_WORDS):
         raise InvalidAnswer(
