@@ -209,5 +209,6 @@ def test_identity_holds_what_changes_answers():
         "model": "loopback-model",
         "max_tokens": 400,
         "temperature": 0.5,
+        "retry_temperature": 0.7,  # retries sample at it when temperature is 0
         "seed": 7,
     }
