@@ -26,9 +26,9 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 from goldenset.chunking import chunk_documents
-from goldenset.embedding import embed_texts, load_encoder, model_identity
+from goldenset.embedding import cached_embedder
 from goldenset.embedding_cache import EmbeddingCache
-from goldenset.params import EmbedParams, Params, RetrieversParams, load_params
+from goldenset.params import Params, RetrieversParams, load_params
 from goldenset.querysets import read_goldenset
 from goldenset.relevance import document_qrels, evidence_qrels, group_starts
 from goldenset.retrievers import Corpus, Queries, build_retrievers, rank_all
@@ -61,24 +61,6 @@ def calibrated_retrievers(settings: RetrieversParams) -> RetrieversParams:
             "hybrid": on(settings.hybrid, fuse=["dense", "bm25"]),
         }
     )
-
-
-def embedder(settings: EmbedParams, cache: EmbeddingCache):
-    encode, dimension = load_encoder(settings)
-    identity = model_identity(settings)
-
-    def embed(texts: list[str], prefix: str):
-        return embed_texts(
-            texts,
-            encode,
-            cache,
-            identity,
-            prefix,
-            dimension=dimension,
-            batch_size=settings.batch_size,
-        )
-
-    return embed
 
 
 def score_configuration(
@@ -160,7 +142,7 @@ def main() -> None:
             "run `dvc repro` first)"
         )
     cache = EmbeddingCache(params.embed.cache_dir)
-    full = embedder(params.embed, cache)
+    full = cached_embedder(params.embed, cache)
     truncated_settings = params.embed.model_copy(update={"max_seq_length": args.truncate})
     runs = [
         (name, chunk, full, f"{params.embed.model.split('/')[-1]}")
@@ -171,7 +153,7 @@ def main() -> None:
         (
             middle[0],
             middle[1],
-            embedder(truncated_settings, cache),
+            cached_embedder(truncated_settings, cache),
             f"max_seq_length {args.truncate}",
         )
     )

@@ -6,7 +6,7 @@ import logging
 
 import pandas as pd
 
-from goldenset.embedding import embed_texts, load_encoder, model_identity
+from goldenset.embedding import cached_embedder
 from goldenset.embedding_cache import EmbeddingCache
 from goldenset.params import Params
 from goldenset.querysets import read_goldenset
@@ -23,28 +23,14 @@ def main(params: Params) -> None:
     real_queries = pd.read_parquet("data/queries.parquet", columns=["qid", "text"])
 
     settings = params.embed
-    encode, dimension = load_encoder(settings)
     cache = EmbeddingCache(settings.cache_dir)
     cached_before = len(cache)
-    identity = model_identity(settings)
     encode_missing = None
     if settings.engine == "ray":
         from goldenset.embedding_ray import ray_encoder
 
         encode_missing = ray_encoder(settings)
-
-    def embed(texts: pd.Series, prefix: str, name: str):
-        return embed_texts(
-            texts.tolist(),
-            encode,
-            cache,
-            identity,
-            prefix,
-            dimension=dimension,
-            batch_size=settings.batch_size,
-            description=name,
-            encode_missing=encode_missing,
-        )
+    embed = cached_embedder(settings, cache, encode_missing)
 
     sets = [
         ("chunks", chunks["chunk_id"], chunks["text"], settings.passage_prefix),
@@ -52,7 +38,7 @@ def main(params: Params) -> None:
         ("real", real_queries["qid"], real_queries["text"], settings.query_prefix),
     ]
     for name, ids, texts, prefix in sets:
-        write_vectors(OUT, name, ids.astype(str).tolist(), embed(texts, prefix, name))
+        write_vectors(OUT, name, ids.astype(str).tolist(), embed(texts.tolist(), prefix, name))
     log.info(
         "embed: %d chunks, %d generated questions, %d real queries; %d vectors encoded, %d cached",
         len(chunks),

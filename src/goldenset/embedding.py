@@ -91,6 +91,30 @@ def embed_texts(
     return np.stack([cache.get(key) for key in keys])
 
 
+def cached_embedder(
+    params: EmbedParams, cache: EmbeddingCache, encode_missing: MissingEncoder | None = None
+) -> Callable[..., np.ndarray]:
+    """The model of params, loaded once, as `embed(texts, prefix, description)`: embed_texts
+    through the cache (and encode_missing, when given)."""
+    encode, dimension = load_encoder(params)
+    identity = model_identity(params)
+
+    def embed(texts: Sequence[str], prefix: str, description: str = "embed") -> np.ndarray:
+        return embed_texts(
+            texts,
+            encode,
+            cache,
+            identity,
+            prefix,
+            dimension=dimension,
+            batch_size=params.batch_size,
+            description=description,
+            encode_missing=encode_missing,
+        )
+
+    return embed
+
+
 def _distinct_missing(
     keys: list[bytes], texts: Sequence[str], cache: EmbeddingCache
 ) -> list[tuple[bytes, str]]:

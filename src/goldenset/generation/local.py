@@ -153,8 +153,10 @@ class LocalProvider:
         """Where the prompt's saved pieces end: after the fixed prefix, and before the last token
         of the first question's prompt (a resample of that prompt then evaluates one token, which
         refreshes the logits to sample from)."""
-        fixed = self._render(_fixed_turns(chat), generation_prompt=False)
-        first = self._render(_first_question_turns(chat), generation_prompt=True)[:-1]
+        fixed_turns = _fixed_turns(chat)  # always fewer turns than the chat
+        fixed = self._render(fixed_turns, generation_prompt=False)
+        # the first question's prompt: the fixed turns and the passage turn after them
+        first = self._render(chat[: len(fixed_turns) + 1], generation_prompt=True)[:-1]
         # a piece the prompt does not start with (a template or tokenizer quirk) is not reused
         ends = {
             len(p) for p in (fixed, first) if 0 < len(p) < len(prompt) and prompt[: len(p)] == p
@@ -249,13 +251,6 @@ def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
     if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
         return chat[: start + len(fixed)]
     return chat[:-1]
-
-
-def _first_question_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
-    """The turns of a question's first prompt: the fixed turns and the passage turn after them
-    (the whole chat for a first attempt)."""
-    fixed = _fixed_turns(chat)
-    return chat[: len(fixed) + 1] if len(chat) > len(fixed) else []
 
 
 def _require_llama_cpp() -> None:

@@ -37,7 +37,7 @@ _REFERS_TO_SOURCE = re.compile(
 )
 # "this protein", "these mice": a thing only the passage names; "those who smoke" names it
 _POINTS_INTO_SOURCE = re.compile(
-    r"\b(?:this|these)\b|\bthose\b(?!\s+(?:who|whom|whose|with|without|that|which|of|in|on|at))",
+    r"\b(?:this|these)\b|\bthose\b(?!\s+(?:who|whom|whose|with|without|that|which|of|in|on|at)\b)",
     re.IGNORECASE,
 )
 
