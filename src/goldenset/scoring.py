@@ -77,9 +77,7 @@ def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.D
     )
 
 
-def recall_plot_rows(
-    metrics: dict[str, dict[str, dict[str, float]]], ks: list[int]
-) -> list[dict]:
+def recall_plot_rows(metrics: dict[str, dict[str, dict[str, float]]], ks: list[int]) -> list[dict]:
     """Rows of plots/recall_at_k.json, one per query set, retriever and k: only what was scored.
 
     Long rather than one column per retriever, so that the plot template (.dvc/plots) draws any
