@@ -1,14 +1,15 @@
 """DVC's plot page rendered as a person opens it: headless Chromium running the vega scripts the
 page loads, fetched once from the npm registry instead of the page's CDN (tests stay offline).
 
-Chromium is a system package (`apt-get install -y chromium`; .ci/run installs it); the vega
-packages are fetched with npm into ~/.cache/goldenset/vega, at the versions dvc-render's page
-names, so the test draws with the very code a browser would load.
+Chromium and npm are system packages (`apt-get install -y chromium npm`; .ci/run installs
+them); npm fetches the browser build of each vega package into ~/.cache/goldenset/vega, at the
+version dvc-render's page names, so the test draws with the very code a browser would load.
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import IO
 
 import pytest
 from dvc_render import VegaRenderer
@@ -73,15 +75,14 @@ def vega_scripts() -> list[Path]:
 
 
 def _browser_build(name: str, version: str) -> Path:
-    package = VEGA_CACHE / f"{name}@{version}" / "package"
-    if not package.exists():
-        _fetch(name, version, package.parent)
-    manifest = json.loads((package / "package.json").read_text(encoding="utf-8"))
-    # the file jsdelivr serves for a bare package URL
-    return package / (manifest.get("jsdelivr") or manifest["unpkg"])
+    script = VEGA_CACHE / f"{name}@{version}.js"
+    if not script.exists():
+        _fetch(name, version, script)
+    return script
 
 
-def _fetch(name: str, version: str, target: Path) -> None:
+def _fetch(name: str, version: str, script: Path) -> None:
+    """The package's browser build, the file jsdelivr serves for a bare package URL."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail(
@@ -98,8 +99,17 @@ def _fetch(name: str, version: str, target: Path) -> None:
         if packed.returncode != 0:
             pytest.fail(f"npm pack {name}@{version} failed: {packed.stderr.strip()}")
         with tarfile.open(Path(scratch) / packed.stdout.strip().splitlines()[-1]) as archive:
-            archive.extractall(Path(scratch) / "out", filter="data")
-        (Path(scratch) / "out").rename(target)  # whole or not at all: a later run trusts it
+            manifest = json.load(_member(archive, "package.json"))
+            build = _member(archive, manifest.get("jsdelivr") or manifest["unpkg"]).read()
+        partial = Path(scratch) / script.name
+        partial.write_bytes(build)
+        partial.replace(script)  # whole or not at all: later runs trust what is there
+
+
+def _member(archive: tarfile.TarFile, path: str) -> IO[bytes]:
+    member = archive.extractfile(posixpath.normpath(posixpath.join("package", path)))
+    assert member is not None, f"{path} is not a file in the package"
+    return member
 
 
 def page_template(folder: Path) -> Path:
@@ -113,25 +123,27 @@ def page_template(folder: Path) -> Path:
 @dataclass
 class Node:
     tag: str
-    classes: list[str]
+    attrs: dict[str, str]
     children: list[Node] = field(default_factory=list)
     text: str = ""
 
+    @property
+    def classes(self) -> list[str]:
+        return self.attrs.get("class", "").split()
+
+    def walk(self) -> list[Node]:
+        """This node and every node below it, in document order."""
+        return [self, *(node for child in self.children for node in child.walk())]
+
     def find(self, css_class: str) -> list[Node]:
-        """Every node below this one with that class, in document order."""
-        found = []
-        for child in self.children:
-            if css_class in child.classes:
-                found.append(child)
-            found.extend(child.find(css_class))
-        return found
+        return [node for node in self.walk()[1:] if css_class in node.classes]
 
     def texts(self, role: str) -> list[str]:
         """The words of every text mark of that role below this node (e.g. role-axis-title)."""
         return [text.all_text() for text in self.find(role) if text.tag == "g"]
 
     def all_text(self) -> str:
-        return self.text + "".join(child.all_text() for child in self.children)
+        return "".join(node.text for node in self.walk())
 
 
 class _Tree(HTMLParser):
@@ -139,12 +151,11 @@ class _Tree(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.root = Node("root", [])
+        self.root = Node("root", {})
         self.stack = [self.root]
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        node = Node(tag, (dict(attrs).get("class") or "").split())
-        node.classes += [f"{name}={value}" for name, value in attrs if name.startswith("data-")]
+        node = Node(tag, {name: value or "" for name, value in attrs})
         self.stack[-1].children.append(node)
         if tag not in self.VOID:
             self.stack.append(node)
@@ -201,6 +212,7 @@ def draw(html: Path, browser: str) -> list[Plot]:
                 "--no-sandbox",  # tests may run as root
                 "--disable-gpu",
                 f"--user-data-dir={profile}",
+                "--enable-logging=stderr",  # the page's console errors, for the messages below
                 "--virtual-time-budget=20000",  # run the page's scripts to the end
                 "--dump-dom",
                 html.as_uri(),
@@ -209,15 +221,14 @@ def draw(html: Path, browser: str) -> list[Plot]:
             text=True,
             timeout=120,
         )
+    console = "\n".join(line for line in dumped.stderr.splitlines() if "CONSOLE" in line)
     assert dumped.returncode == 0, dumped.stderr
     tree = _Tree()
     tree.feed(dumped.stdout)
-    flags = next(node for node in _walk(tree.root) if node.tag == "body").classes
-    assert not [flag for flag in flags if flag.startswith("data-error=")], flags
-    svgs = [node for node in _walk(tree.root) if node.tag == "svg" and "marks" in node.classes]
-    assert f"data-drawn={len(svgs)}" in flags, f"the page drew {len(svgs)} plots, flags {flags}"
+    nodes = tree.root.walk()
+    body = next(node.attrs for node in nodes if node.tag == "body")
+    assert "data-error" not in body, f"{body['data-error']}\n{console}"
+    svgs = [node for node in nodes if node.tag == "svg" and "marks" in node.classes]
+    drawn = body.get("data-drawn")
+    assert drawn == str(len(svgs)), f"{drawn} plots embedded, {len(svgs)} drawn\n{console}"
     return [Plot(svg) for svg in svgs]
-
-
-def _walk(node: Node) -> list[Node]:
-    return [node, *(found for child in node.children for found in _walk(child))]
