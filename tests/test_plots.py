@@ -63,7 +63,7 @@ def browser() -> str:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, browser) -> Path:
+def project(tmp_path_factory, browser) -> Path:  # no browser: fail before any work
     """A baseline commit scoring two query sets with three retrievers (external disabled), then a
     workspace that adds the labelled set and the ann retriever; the page that loads local vega."""
     project = copy_project(
