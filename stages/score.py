@@ -35,11 +35,6 @@ log = logging.getLogger("goldenset")
 EMBEDDINGS = "data/embeddings"
 EXPORT = Path("data/export")
 WORST_MISSES = Path("reports/worst_misses.md")
-PLOTTED = [
-    f"{s}_{r}"
-    for s in ("real", "synthetic")
-    for r in ("dense", "bm25", "hybrid", "ann", "external")
-]
 
 
 def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, list[str]]]:
@@ -149,7 +144,7 @@ def main(params: Params) -> None:
     _write_json("metrics/scores.json", headline)
     _write_json("metrics/detail.json", detail)
     _write_json("metrics/intervals.json", headline_intervals(results, sp.headline, sp.intervals))
-    _write_json("plots/recall_at_k.json", recall_plot_rows(metrics, ks, PLOTTED))
+    _write_json("plots/recall_at_k.json", recall_plot_rows(metrics, ks))
 
 
 def _write_golden_exports(queries: Queries, chunks: pd.DataFrame) -> None:

@@ -77,19 +77,15 @@ def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.D
     )
 
 
-def recall_plot_rows(
-    metrics: dict[str, dict[str, dict[str, float]]], ks: list[int], columns: list[str]
-) -> list[dict]:
-    """Rows of plots/recall_at_k.json: one per k, with a `<set>_<retriever>` value per column.
+def recall_plot_rows(metrics: dict[str, dict[str, dict[str, float]]], ks: list[int]) -> list[dict]:
+    """Rows of plots/recall_at_k.json, one per query set, retriever and k: only what was scored.
 
-    Every column is always there (null when that set or retriever was not scored), since the
-    plot definition in dvc.yaml names them.
+    Long rather than one column per retriever, so that the plot template (.dvc/plots) draws any
+    query set and retriever without a list of names to keep in step with the params.
     """
-    recall = {
-        f"{set_name}_{retriever}": values
+    return [
+        {"query_set": set_name, "retriever": retriever, "k": k, "recall": values[f"recall@{k}"]}
         for set_name, retrievers in metrics.items()
         for retriever, values in retrievers.items()
-    }
-    return [
-        {"k": k, **{name: recall.get(name, {}).get(f"recall@{k}") for name in columns}} for k in ks
+        for k in ks
     ]
