@@ -1,10 +1,11 @@
 """Which chunks answer which question: the judgments the metrics are computed against.
 
-A generated question carries the character span of its evidence in its document, so its
-judgments hold for any chunking: a chunk is relevant when it covers at least `min_overlap` of
-the evidence span, or when it lies wholly inside the evidence (a chunking finer than the
-evidence must not leave a question without any relevant chunk). When no chunk qualifies, the
-chunks covering the largest share count, so every question is scored under every chunking.
+A generated question carries the character span of its evidence in its document (a labelled
+question one or more spans, in one or more documents), so its judgments hold for any chunking:
+a chunk is relevant when it covers at least `min_overlap` of an evidence span, or when it lies
+wholly inside one (a chunking finer than the evidence must not leave a question without any
+relevant chunk). When no chunk qualifies for a span, the chunks covering the largest share of it
+count, so every question is scored under every chunking.
 
 Chunks with the same text (after the normalisation of goldenset.duplicates) are one item when
 chunks are ranked: a retriever that returns the copy of a relevant chunk found it, and the copy
@@ -88,12 +89,6 @@ def span_chunks(
     if not qualifies.any() and share.size and share.max() > 0:
         qualifies = share == share.max()
     return np.flatnonzero(qualifies)
-
-
-def evidence_documents(evidence: pd.DataFrame) -> pd.DataFrame:
-    """Document judgments (qid, doc_id, grade 1) of a span set: the documents holding evidence."""
-    judged = evidence[["qid", "doc_id"]].drop_duplicates()
-    return judged.assign(grade=1.0).reset_index(drop=True)
 
 
 def document_qrels(qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]) -> csr_array:
