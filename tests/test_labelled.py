@@ -31,6 +31,8 @@ def located(document: str, excerpt: str, start=None, end=None) -> str | None:
 def test_offsets_pointing_at_the_text_are_kept_as_given():
     start = TEXT.index("restart it again")
     assert locate(TEXT, normalise(TEXT), "restart it", start, start + 10) == (start, start + 10)
+    # an excerpt with no letter or digit can only be found by its offsets
+    assert locate("yes -- no", normalise("yes -- no"), "--", 4, 6) == (4, 6)
 
 
 def test_wrong_offsets_find_the_occurrence_nearest_them():

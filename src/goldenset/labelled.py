@@ -225,9 +225,8 @@ def _squad_article(article: dict, doc_id: str, title: str, source: str) -> Squad
             if qa.get("is_impossible") or not qa.get("answers"):
                 unanswerable += 1
                 continue
-            spans = dict.fromkeys(
-                (offset + int(a["answer_start"]), str(a["text"])) for a in qa["answers"]
-            )
+            # several annotators often mark the same span: located spans are deduplicated
+            spans = [(offset + int(a["answer_start"]), str(a["text"])) for a in qa["answers"]]
             evidence = tuple(Excerpt(doc_id, text, at, at + len(text)) for at, text in spans)
             questions.append(Question(str(qa["id"]), str(qa["question"]), evidence, source))
         texts.append(context)
