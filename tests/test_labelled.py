@@ -55,6 +55,9 @@ def test_whitespace_case_and_punctuation_do_not_lose_an_excerpt():
     )
     assert located(TEXT, "restart it — again") == "restart it again"
     assert located("Straße und Öl", "STRASSE UND ÖL") == "Straße und Öl"  # casefold grows ß
+    # entities: decoded when the excerpt comes from HTML source, kept when the text has them
+    assert located("Salt & pepper", "salt &amp; pepper") == "Salt & pepper"
+    assert located("Salt &amp; pepper", "salt &amp; pepper") == "Salt &amp; pepper"
 
 
 def test_an_excerpt_that_is_nowhere_is_none():

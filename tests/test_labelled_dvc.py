@@ -86,6 +86,7 @@ def test_compare_reads_labelled_questions_and_their_evidence(project):
     )
     assert process.returncode == 0, process.stderr
     out = process.stdout
+    print(out)
     table = {tuple(line.split()[:3]) for line in out.splitlines()}
     assert ("labelled", "dense", "ndcg@10") in table and ("real", "dense", "ndcg@10") in table
     lines = [line for line in out.splitlines() if line.startswith("- labelled/dense ")]

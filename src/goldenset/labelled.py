@@ -84,20 +84,27 @@ def locate(
     exact = start is not None and end is not None and 0 <= start < end <= len(document)
     if exact and document[start:end] == excerpt:
         return start, end
-    key = excerpt_key(excerpt)
-    if not key:
-        return None
-    found = []
-    at = normalised.chars.find(key)
-    while at >= 0:
-        found.append(at)
-        at = normalised.chars.find(key, at + 1)
+    # entities decoded first (an excerpt copied from HTML source), then as written ("&amp;"
+    # written out in a markdown file)
+    for key in dict.fromkeys((excerpt_key(excerpt), normalise(excerpt).chars)):
+        found = _occurrences(normalised.chars, key)
+        if found:
+            break
     if not found:
         return None
     hint = start if start is not None else 0
     best = min(found, key=lambda at: (abs(int(normalised.positions[at]) - hint), at))
     first, last = int(normalised.positions[best]), int(normalised.positions[best + len(key) - 1])
     return _with_edges(document, excerpt, first, last + 1)
+
+
+def _occurrences(text: str, key: str) -> list[int]:
+    found = []
+    at = text.find(key) if key else -1
+    while at >= 0:
+        found.append(at)
+        at = text.find(key, at + 1)
+    return found
 
 
 def _with_edges(document: str, excerpt: str, start: int, end: int) -> tuple[int, int]:
