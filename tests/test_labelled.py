@@ -171,7 +171,8 @@ def test_labelled_jsonl_lines_and_their_errors(tmp_path):
     first, second = read_labelled_file(path)
     assert first == Question("7", "Why?", (Excerpt("a.md", "x"),), f"{path}:1")
     assert second.evidence == (Excerpt("3", "y"),)  # a start without an end is no offset
-    for bad in ['{"_id": "q", "text": "t"}', '{"_id": "q", "text": "t", "evidence": []}', "{"]:
+    bad_lines = ['{"_id": "q", "text": "t"}', '{"_id": "q", "text": "t", "evidence": []}', "{"]
+    for bad in [*bad_lines, '{"_id": "q", "text": "t", "evidence": ["a.md"]}']:
         write(path, bad + "\n")
         with pytest.raises(GoldensetError, match=r"labelled.jsonl:1: "):
             read_labelled_file(path)
@@ -270,6 +271,11 @@ def test_squad_v1_and_v2_files_are_documents_and_labelled_questions(tmp_path):
     ]
     assert spans == [("s1", "star"), ("s1", "a star"), ("s2", "Jupiter"), ("m1", "Saturn")]
     assert labelled.not_found == []
+    broken = json.loads(json.dumps(SQUAD_V2))
+    del broken["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"]
+    write(tmp_path / "v2.json", json.dumps(broken))
+    with pytest.raises(GoldensetError, match=r"v2.json is laid out as SQuAD .*'answer_start'"):
+        ingest(tmp_path, 1)
 
 
 def test_the_super_bowl_50_article_locates_all_810_questions(squad_file):

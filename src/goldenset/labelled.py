@@ -180,7 +180,7 @@ def read_labelled_file(path: Path) -> list[Question]:
             record = json.loads(line)
             evidence = tuple(_excerpt(item) for item in record["evidence"])
             question = Question(str(record["_id"]), str(record["text"]), evidence, where)
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        except (json.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
             raise GoldensetError(
                 f'{where}: expected {{"_id", "text", "evidence": [{{"doc_id", "text", '
                 '"start"?, "end"?}]} with at least one excerpt; fix the line or set '
@@ -242,13 +242,22 @@ def _squad_article(article: dict, doc_id: str, title: str, source: str) -> Squad
 
 
 def read_squad_file(path: Path, source: str) -> list[SquadArticle] | None:
-    """The articles of a SQuAD JSON file; None when the file is not SQuAD (or not JSON)."""
+    """The articles of a SQuAD JSON file; None when the file is not SQuAD (or not JSON), an
+    error when it is laid out as SQuAD but a question is malformed."""
     try:
         record = json.loads(path.read_text(encoding="utf-8-sig"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
     articles = squad_data(record)
-    return None if articles is None else squad_articles(articles, source)
+    if articles is None:
+        return None
+    try:
+        return squad_articles(articles, source)
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise GoldensetError(
+            f"ingest.path: {path} is laid out as SQuAD but a question or answer is malformed "
+            f"({type(error).__name__}: {error}); fix it or leave it out with ingest.exclude"
+        ) from None
 
 
 # --- against the ingested documents --------------------------------------------------------------
