@@ -1,4 +1,5 @@
-"""embed: chunks, golden-set questions and real queries -> vectors, through the embedding cache."""
+"""embed: chunks, golden-set questions, labelled questions and real queries -> vectors, through
+the embedding cache."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def main(params: Params) -> None:
     chunks = pd.read_parquet("data/chunks.parquet", columns=["chunk_id", "text"])
     golden = read_goldenset("data/goldenset.jsonl")
     real_queries = pd.read_parquet("data/queries.parquet", columns=["qid", "text"])
+    labelled = pd.read_parquet("data/labelled.parquet", columns=["qid", "text"])
 
     settings = params.embed
     cache = EmbeddingCache(settings.cache_dir)
@@ -35,14 +37,17 @@ def main(params: Params) -> None:
     sets = [
         ("chunks", chunks["chunk_id"], chunks["text"], settings.passage_prefix),
         ("synthetic", golden["qid"], golden["question"], settings.query_prefix),
+        ("labelled", labelled["qid"], labelled["text"], settings.query_prefix),
         ("real", real_queries["qid"], real_queries["text"], settings.query_prefix),
     ]
     for name, ids, texts, prefix in sets:
         write_vectors(OUT, name, ids.astype(str).tolist(), embed(texts.tolist(), prefix, name))
     log.info(
-        "embed: %d chunks, %d generated questions, %d real queries; %d vectors encoded, %d cached",
+        "embed: %d chunks, %d generated questions, %d labelled questions, %d real queries; "
+        "%d vectors encoded, %d cached",
         len(chunks),
         len(golden),
+        len(labelled),
         len(real_queries),
         len(cache) - cached_before,
         cached_before,

@@ -1,4 +1,5 @@
-"""ingest: documents and real queries under ingest.path -> data/documents.parquet, queries, qrels.
+"""ingest: documents, real and labelled queries under ingest.path -> data/documents.parquet,
+queries, qrels, labelled questions and their evidence spans.
 
 Exact and near-duplicate documents are dropped (the first in ingest order is kept) and listed
 in data/duplicates.json; judgments on a dropped copy move to its kept twin.
@@ -13,12 +14,16 @@ from pathlib import Path
 import pandas as pd
 
 from goldenset.duplicates import Duplicate, find_duplicates
-from goldenset.ingest import IngestResult, documents_frame, ingest
+from goldenset.ingest import Document, IngestResult, documents_frame, ingest
+from goldenset.labelled import LabelledResult, locate_questions, read_labelled_file
 from goldenset.params import Params
 from goldenset.querysets import (
+    LABELLED_COLUMNS,
+    LABELLED_FILE,
     NO_REAL_QUERIES,
     QRELS_COLUMNS,
     QUERY_COLUMNS,
+    evidence_frame,
     find_qrels,
     judged_documents,
     read_real_queries,
@@ -31,6 +36,8 @@ OUT = "data/documents.parquet"
 QUERIES_OUT = "data/queries.parquet"
 QRELS_OUT = "data/qrels.parquet"
 DUPLICATES_OUT = "data/duplicates.json"
+LABELLED_OUT = "data/labelled.parquet"
+EVIDENCE_OUT = "data/labelled_evidence.parquet"
 
 
 def main(params: Params) -> None:
@@ -48,6 +55,7 @@ def main(params: Params) -> None:
     kept = [d for d in documents if d.doc_id not in dropped]
     # checked before anything is written: bad qrels leave the last outputs as they were
     queries, qrels = _real_queries(params, {d.doc_id for d in kept}, result, duplicates)
+    labelled = _labelled(params, kept, result, duplicates)
     write_parquet(documents_frame(kept), OUT)
     _write_duplicates(duplicates)
     log.info(
@@ -58,6 +66,8 @@ def main(params: Params) -> None:
     )
     write_parquet(queries, QUERIES_OUT)
     write_parquet(qrels, QRELS_OUT)
+    write_parquet(labelled.questions, LABELLED_OUT)
+    write_parquet(labelled.evidence, EVIDENCE_OUT)
 
 
 def _real_queries(
@@ -75,6 +85,32 @@ def _real_queries(
     judged = judged_documents(qrels, doc_ids, skipped, twins, str(find_qrels(folder)))
     log.info("real queries: %d queries, %d judgments from %s", len(queries), len(judged), folder)
     return queries, judged
+
+
+def _labelled(
+    params: Params, kept: list[Document], result: IngestResult, duplicates: list[Duplicate]
+) -> LabelledResult:
+    """labelled.jsonl and SQuAD questions located in the kept documents; empty when none."""
+    empty = LabelledResult(pd.DataFrame(columns=LABELLED_COLUMNS, dtype=str), evidence_frame())
+    if not params.ingest.labelled:
+        log.info("no labelled questions (ingest.labelled: false)")
+        return empty
+    labelled_file = Path(params.ingest.path) / LABELLED_FILE
+    questions = list(result.squad_questions)
+    sources = ["SQuAD files"] if questions else []
+    if labelled_file.is_file():
+        questions = read_labelled_file(labelled_file) + questions
+        sources.insert(0, LABELLED_FILE)
+    if not questions:
+        log.info("no labelled questions (%s or SQuAD files in ingest.path)", LABELLED_FILE)
+        return empty
+    twins = {d.doc_id: d.kept for d in duplicates}
+    labelled = locate_questions(questions, {d.doc_id: d.text for d in kept}, twins)
+    labelled.unanswerable = result.squad_unanswerable
+    for line in labelled.not_found:
+        log.info(line)
+    log.info(labelled.summary(" and ".join(sources)))
+    return labelled
 
 
 def _empty_qrels() -> pd.DataFrame:

@@ -15,7 +15,7 @@ from goldenset.errors import GoldensetError
 from goldenset.exports import beir_corpus, beir_qrels, beir_queries, trec_run
 from goldenset.metric_files import headline_intervals, split_metrics
 from goldenset.params import Params
-from goldenset.querysets import NO_REAL_QUERIES, absent_summary, read_goldenset
+from goldenset.querysets import NO_REAL_QUERIES, absent_summary, golden_evidence, read_goldenset
 from goldenset.relevance import (
     TextClasses,
     collapse_items,
@@ -40,12 +40,11 @@ WORST_MISSES = Path("reports/worst_misses.md")
 def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, list[str]]]:
     """Each query set with the texts of its queries; sets without queries are left out."""
     sets = []
-    golden = read_goldenset("data/goldenset.jsonl")
-    if len(golden):
-        qrels = evidence_qrels(golden, chunks, params.score.min_overlap)
-        classes = text_classes(chunks["text"])
-        synthetic = chunk_set("synthetic", golden["qid"].tolist(), qrels, chunks, classes)
-        sets.append((synthetic, golden["question"].tolist()))
+    classes = text_classes(chunks["text"])
+    for name, qids, texts, evidence in span_sets():
+        # the document and context-budget views of a span set start from `evidence` here
+        qrels = evidence_qrels(qids, evidence, chunks, params.score.min_overlap)
+        sets.append((chunk_set(name, qids, qrels, chunks, classes), texts))
     queries = pd.read_parquet("data/queries.parquet")
     judgments = pd.read_parquet("data/qrels.parquet")
     if len(queries):
@@ -61,9 +60,24 @@ def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, lis
         log.info(NO_REAL_QUERIES)
     if not sets:
         raise GoldensetError(
-            "score: nothing to score: the golden set is empty and there are no real queries "
-            "(queries.jsonl + qrels.tsv in ingest.path); set generate.max_questions above 0"
+            "score: nothing to score: the golden set is empty and there are no labelled "
+            "questions (labelled.jsonl or SQuAD files) nor real queries (queries.jsonl + "
+            "qrels.tsv) in ingest.path; set generate.max_questions above 0"
         )
+    return sets
+
+
+def span_sets() -> list[tuple[str, list[str], list[str], pd.DataFrame]]:
+    """The span-judged query sets that have questions: (name, qids, texts, evidence table)."""
+    sets = []
+    golden = read_goldenset("data/goldenset.jsonl")
+    if len(golden):
+        qids, texts = golden["qid"].astype(str).tolist(), golden["question"].tolist()
+        sets.append(("synthetic", qids, texts, golden_evidence(golden)))
+    labelled = pd.read_parquet("data/labelled.parquet")
+    if len(labelled):
+        evidence = pd.read_parquet("data/labelled_evidence.parquet")
+        sets.append(("labelled", labelled["qid"].tolist(), labelled["text"].tolist(), evidence))
     return sets
 
 
@@ -115,8 +129,8 @@ def main(params: Params) -> None:
         searched, retrievers = searches[order]
         if not retrievers:
             raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
-        vector_name = "synthetic" if query_set.name == "synthetic" else "real"
-        queries = Queries(query_set, texts, read_vectors(EMBEDDINGS, vector_name, query_set.qids))
+        vectors = read_vectors(EMBEDDINGS, query_set.name, query_set.qids)  # named as the set
+        queries = Queries(query_set, texts, vectors)
         ranked = rank_all(retrievers, queries, depth)
         for retriever, found in ranked.items():
             values, rows = score_ranked(query_set, retriever, found, ks, sp.headline)

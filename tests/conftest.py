@@ -20,3 +20,11 @@ def scifact_dir() -> Path:
     if not (folder / "corpus.jsonl.gz").exists():
         pytest.skip(f"SciFact test collection not found at {folder}")
     return folder
+
+
+@pytest.fixture(scope="session")
+def squad_file() -> Path:
+    path = SHARED_DATASETS / "squad-superbowl50" / "squad-dev-v1.1-super-bowl-50.json"
+    if not path.exists():
+        pytest.skip(f"SQuAD Super Bowl 50 article not found at {path}")
+    return path

@@ -125,3 +125,27 @@ def test_most_regressed_questions_name_what_outranked_the_evidence():
     assert "| real | dense | mrr | 0.8750 | 0.4583 | -0.4167 |" in markdown
     text = render_text(rows, found, texts, LABELS, SETTINGS)
     assert "A = main, B = workspace" in text and "q2" in text and "|" not in text
+
+
+def test_three_query_sets_each_compared_with_their_own_questions_and_evidence():
+    sets = ("synthetic", "labelled", "real")
+    a = pd.concat([results({"dense": [1, 1, 2]}).assign(query_set=s) for s in sets])
+    b = pd.concat([results({"dense": [1, None, 2]}).assign(query_set=s) for s in sets])
+    paired = pair(a, b, LABELS)
+    rows = compare(paired, ["mrr"], SETTINGS)
+    assert [(row.query_set, row.n, row.worse) for row in rows] == [(s, 3, 1) for s in sets]
+    found = most_regressed(paired, "mrr", count=1)
+    assert [(item.query_set, item.qid) for item in found] == [(s, "q1") for s in sets]
+    texts = Texts(
+        questions={s: {"q1": f"{s} question?"} for s in sets},
+        evidence={"synthetic": {"q1": "generated evidence"}, "labelled": {"q1": "marked excerpt"}},
+        chunks={"other1": "a chunk above"},
+        documents={"other1": "a document above"},
+    )
+    lines = render_text(rows, found, texts, LABELS, SETTINGS).splitlines()
+    shown = {line.split("/")[0][2:]: line for line in lines if line.startswith("- ")}
+    assert '"labelled question?"' in shown["labelled"]
+    assert 'evidence "marked excerpt"' in shown["labelled"]
+    assert 'outranked by other1 "a chunk above"' in shown["labelled"]  # labelled ranks chunks
+    assert 'evidence "generated evidence"' in shown["synthetic"]
+    assert "evidence" not in shown["real"] and '"a document above"' in shown["real"]

@@ -53,6 +53,21 @@ def golden_questions(chunks: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def labelled_questions(chunks: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Labelled questions (qid, text) and evidence: each the first chunk of two documents, as
+    spans equal to those chunks, so the relevant chunks are known without our judging rule."""
+    firsts = chunks.groupby("doc_id", sort=False).head(1).reset_index(drop=True)
+    questions, evidence = [], []
+    for number in range(8):
+        qid = f"l{number}"
+        questions.append((qid, " ".join(firsts["text"][number].split()[:6]) + "?"))
+        for row in (number, number + 10):
+            chunk = firsts.iloc[row]
+            evidence.append((qid, chunk.doc_id, int(chunk.start), int(chunk.end), chunk.chunk_id))
+    columns = ["qid", "doc_id", "start", "end", "chunk_id"]
+    return pd.DataFrame(questions, columns=["qid", "text"]), pd.DataFrame(evidence, columns=columns)
+
+
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory) -> Path:
     """A project scored by the real stage: sample chunks, a golden set, real queries, and every
@@ -73,6 +88,9 @@ def scored(tmp_path_factory) -> Path:
     texts = [" ".join(docs["text"][(3 * i) % 30].split()[5:12]) for i in range(12)]
     queries = pd.DataFrame({"qid": [f"r{i}" for i in range(12)], "text": texts})
     queries.to_parquet(project / "data/queries.parquet", index=False)
+    labelled, evidence = labelled_questions(chunks)
+    labelled.to_parquet(project / "data/labelled.parquet", index=False)
+    evidence.to_parquet(project / "data/labelled_evidence.parquet", index=False)
     rng = np.random.default_rng(3)
 
     def unit(n: int) -> np.ndarray:
@@ -83,6 +101,7 @@ def scored(tmp_path_factory) -> Path:
     write_vectors(embeddings, "chunks", chunks["chunk_id"].tolist(), unit(len(chunks)))
     write_vectors(embeddings, "synthetic", [q["qid"] for q in golden], unit(len(golden)))
     write_vectors(embeddings, "real", [f"r{i}" for i in range(12)], unit(12))
+    write_vectors(embeddings, "labelled", labelled["qid"].tolist(), unit(len(labelled)))
     shutil.copytree(ROOT / "external", project / "external")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["score"]["ks"] = KS
@@ -157,10 +176,22 @@ def test_real_query_runs_read_by_pytrec_eval_give_our_metrics(scored, retriever)
     assert_trec_eval_agrees(qrels, run, metrics["real"][retriever])
 
 
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_labelled_runs_with_two_evidence_chunks_read_by_pytrec_eval_give_our_metrics(
+    scored, retriever
+):
+    evidence = pd.read_parquet(scored / "data/labelled_evidence.parquet")
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, chunk_id in evidence[["qid", "chunk_id"]].itertuples(index=False):
+        qrels.setdefault(qid, {})[chunk_id] = 1
+    run = read_trec_run(scored / f"data/export/runs/labelled.{retriever}.trec")
+    assert_trec_eval_agrees(qrels, run, all_metrics(scored)["labelled"][retriever])
+
+
 def test_ann_recall_loss_and_no_real_chunks_in_the_metrics(scored):
     metrics = all_metrics(scored)
-    assert set(metrics) == {"synthetic", "real"}
-    for query_set in ("synthetic", "real"):
+    assert set(metrics) == {"synthetic", "labelled", "real"}
+    for query_set in ("synthetic", "labelled", "real"):
         assert set(metrics[query_set]) == set(RETRIEVERS)
         loss = metrics[query_set]["ann"]
         assert all(0.0 <= loss[f"recall_loss@{k}"] <= 1.0 for k in KS)

@@ -8,6 +8,7 @@ import pytest
 from scipy.sparse import csr_array
 
 from goldenset.metrics import evaluate, rank_run
+from goldenset.querysets import golden_evidence
 from goldenset.relevance import (
     collapse_items,
     document_qrels,
@@ -40,7 +41,9 @@ def question(doc_id: str, start: int, end: int) -> dict:
 def relevant_chunks(
     questions: list[dict], chunks: pd.DataFrame, min_overlap: float = 0.5
 ) -> list[list[str]]:
-    qrels = evidence_qrels(pd.DataFrame(questions), chunks, min_overlap).toarray()
+    golden = pd.DataFrame(questions)
+    evidence = golden_evidence(golden)
+    qrels = evidence_qrels(golden["qid"].tolist(), evidence, chunks, min_overlap).toarray()
     ids = chunks["chunk_id"].to_numpy()
     return [ids[row > 0].tolist() for row in qrels]
 
@@ -70,6 +73,25 @@ def test_one_chunk_per_passage_reduces_to_one_gold_chunk():
     chunks = chunks_of({"a": [(0, 50), (51, 120)], "b": [(0, 80)]})
     questions = [question("a", 0, 50), question("a", 51, 120), question("b", 0, 80)]
     assert relevant_chunks(questions, chunks) == [["a#0"], ["a#1"], ["b#0"]]
+
+
+def test_several_spans_in_several_documents_judge_one_question():
+    chunks = chunks_of({"a": [(0, 100), (100, 200)], "b": [(0, 50), (50, 120)]})
+    evidence = pd.DataFrame(
+        {"qid": ["q", "q", "q", "r"], "doc_id": ["a", "b", "a", "b"], "start": [10, 60, 20, 0]}
+    ).assign(end=[90, 110, 80, 40])
+    qrels = evidence_qrels(["q", "other"], evidence, chunks, 0.5).toarray()
+    ids = chunks["chunk_id"].to_numpy()
+    # one row per question of `qids`, in that order; a span of another question is ignored
+    assert [ids[row > 0].tolist() for row in qrels] == [["a#0", "b#1"], []]
+    assert qrels.max() == 1.0  # two spans in one chunk judge it once
+
+
+def test_each_span_gets_its_best_chunk_when_none_reaches_min_overlap():
+    chunks = chunks_of({"a": [(0, 100), (100, 200), (200, 300)]})
+    evidence = pd.DataFrame({"qid": ["q", "q"], "doc_id": ["a", "a"], "start": [40, 180]})
+    qrels = evidence_qrels(["q"], evidence.assign(end=[140, 300]), chunks, 0.9).toarray()
+    assert qrels.tolist() == [[1.0, 0.0, 1.0]]  # 60/100 of the first, 100/120 of the second
 
 
 def test_document_judgments_follow_the_chunk_groups():

@@ -190,7 +190,8 @@ class Texts:
     """What a reader needs to recognise a question and the items that outranked its evidence."""
 
     questions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # set -> qid -> text
-    evidence: Mapping[str, str] = field(default_factory=dict)  # synthetic qid -> evidence
+    # set -> qid -> evidence text (span sets: synthetic, labelled; the first excerpt)
+    evidence: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     chunks: Mapping[str, str] = field(default_factory=dict)  # chunk_id -> text
     documents: Mapping[str, str] = field(default_factory=dict)  # doc_id -> title and text
 
@@ -257,8 +258,9 @@ def _regressed_lines(regressed: list[Regressed], texts: Texts, code: str) -> lis
             f'"{_shorten(question)}": {item.metric} {item.value_a:.3f} → {item.value_b:.3f}, '
             f"first relevant at rank {ranks}"
         )
-        if item.qid in texts.evidence and item.query_set == "synthetic":
-            line += f'; evidence "{_shorten(texts.evidence[item.qid], 70)}"'
+        evidence = texts.evidence.get(item.query_set, {}).get(item.qid)
+        if evidence:
+            line += f'; evidence "{_shorten(evidence, 70)}"'
         if item.above:
             above = ", ".join(
                 f'{code}{other}{code} "{_shorten(texts.item(item.query_set, other), 60)}"'

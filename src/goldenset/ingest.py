@@ -6,9 +6,11 @@ and a BEIR corpus contributes its documents in line order. For a folder of files
 simply doc_id order.
 
 Text is kept as written, except that line endings become "\\n" and HTML is reduced to its text.
-Hidden files and folders (".git", ".DS_Store"), paths matching `ingest.exclude`, and the real
-queries of a BEIR layout (`queries.jsonl`, `qrels.tsv`, `qrels/` at the top of the folder) are
-not documents; files with other extensions are counted as ignored.
+A SQuAD JSON file contributes one document per article (goldenset.labelled) and its questions.
+Hidden files and folders (".git", ".DS_Store"), paths matching `ingest.exclude`, and the
+questions at the top of the folder (BEIR `queries.jsonl`, `qrels.tsv`, `qrels/`, and
+`labelled.jsonl`) are not documents; files with other extensions, and `.json` files not in the
+SQuAD layout, are counted as ignored.
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, P
 from tqdm import tqdm
 
 from goldenset.errors import GoldensetError
-from goldenset.querysets import is_real_query_file
+from goldenset.labelled import Question, read_squad_file
+from goldenset.querysets import is_query_file
 
 DOCUMENT_SUFFIXES = (".md", ".txt", ".rst", ".html", ".htm")
 CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz")
-SUPPORTED = ".md, .txt, .rst, .html files or BEIR corpus .jsonl/.jsonl.gz files"
+SQUAD_SUFFIX = ".json"
+SUPPORTED = ".md, .txt, .rst, .html files, BEIR corpus .jsonl/.jsonl.gz or SQuAD .json files"
 DOCUMENT_COLUMNS = ["doc_id", "source", "title", "text", "sha256"]
 BINARY_PROBE_BYTES = 8192
 PROGRESS_MIN_FILES = 200
@@ -71,7 +75,9 @@ class Skip:
 class IngestResult:
     documents: list[Document] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
-    ignored: int = 0  # files with an unsupported extension
+    ignored: int = 0  # files with an unsupported extension, or .json not in the SQuAD layout
+    squad_questions: list[Question] = field(default_factory=list)  # of the SQuAD articles read
+    squad_unanswerable: int = 0  # SQuAD v2.0 questions marked is_impossible
 
     def summary(self) -> str:
         chars = sum(len(doc.text) for doc in self.documents)
@@ -110,7 +116,7 @@ def ingest(
             [
                 file
                 for file in _files_under(path)
-                if not is_real_query_file(rel := file.relative_to(path).as_posix())
+                if not is_query_file(rel := file.relative_to(path).as_posix())
                 and not any(fnmatchcase(rel, pattern) for pattern in patterns)
             ],
         )
@@ -132,6 +138,8 @@ def ingest(
         source = file.relative_to(root).as_posix()
         if _kind(file) == "corpus":
             _read_corpus(file, source, max_bytes, result)
+        elif _kind(file) == "squad":
+            _read_squad(file, source, max_bytes, result)
         else:
             _read_document_file(file, source, max_bytes, result)
 
@@ -169,6 +177,8 @@ def _kind(path: Path) -> str | None:
         return "corpus"
     if name.endswith(DOCUMENT_SUFFIXES):
         return "document"
+    if name.endswith(SQUAD_SUFFIX):
+        return "squad"
     return None
 
 
@@ -212,6 +222,25 @@ def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestR
         result.skipped.append(Skip(source, NO_TEXT, "no text in it", source))
         return
     result.documents.append(Document(source, source, title or file.stem, text))
+
+
+def _read_squad(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:
+    """Each article of a SQuAD file as a document; its questions kept for the labelled set."""
+    size = file.stat().st_size
+    if size > max_bytes:
+        result.skipped.append(Skip(source, TOO_LARGE, f"too large: {_over_limit(size, max_bytes)}"))
+        return
+    articles = read_squad_file(file, source)
+    if articles is None:  # some other JSON (package.json, ...): not a document
+        result.ignored += 1
+        return
+    for article in articles:
+        if not article.text.strip():
+            result.skipped.append(Skip(article.doc_id, NO_TEXT, "no text in it", article.doc_id))
+            continue
+        result.documents.append(Document(article.doc_id, source, article.title, article.text))
+        result.squad_questions.extend(article.questions)
+        result.squad_unanswerable += article.unanswerable
 
 
 def _over_limit(size: int, max_bytes: int) -> str:

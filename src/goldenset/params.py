@@ -23,6 +23,9 @@ class IngestParams(Section):
     real_queries: bool | None = Field(
         True, description="BEIR queries.jsonl + qrels.tsv in path; false or null: none"
     )
+    labelled: bool = Field(
+        True, description="labelled.jsonl and SQuAD questions in path; false: none"
+    )
     near_duplicates: float | None = Field(
         0.8, gt=0, le=1, description="shingle Jaccard at which a document is dropped; null: off"
     )

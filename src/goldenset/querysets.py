@@ -1,4 +1,5 @@
-"""The questions a retriever is scored on: the generated golden set and real queries.
+"""The questions a retriever is scored on: the generated golden set, labelled questions
+(goldenset.labelled) and real queries.
 
 Real queries are the BEIR files at the top of the `ingest.path` folder (`queries.jsonl`, and
 `qrels.tsv` or `qrels/test.tsv`). The ingest stage reads them and writes data/queries.parquet
@@ -9,8 +10,10 @@ depends on a path a fresh clone may lack.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from goldenset.errors import GoldensetError
@@ -20,6 +23,11 @@ QUERY_COLUMNS = ["qid", "text"]
 # absent: why a judged document is not in the corpus ("" when it is): trec_eval still counts
 # it as relevant, and a retriever can never find it
 QRELS_COLUMNS = ["qid", "doc_id", "grade", "absent"]
+# a span-judged query set (synthetic, labelled): one or more evidence spans per question,
+# character offsets into the document text of data/documents.parquet
+EVIDENCE_COLUMNS = ["qid", "doc_id", "start", "end"]
+LABELLED_COLUMNS = ["qid", "text"]
+LABELLED_FILE = "labelled.jsonl"
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILES = ("qrels.tsv", "qrels/test.tsv")
 NO_REAL_QUERIES = "no real queries: scoring the golden set only"
@@ -34,9 +42,26 @@ def read_goldenset(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=None if rows else GOLDENSET_COLUMNS)
 
 
+def evidence_frame(rows: Iterable[tuple[str, str, int, int]] = ()) -> pd.DataFrame:
+    """The evidence table of a span-judged query set (EVIDENCE_COLUMNS)."""
+    frame = pd.DataFrame(list(rows), columns=EVIDENCE_COLUMNS)
+    return frame.astype({"qid": str, "doc_id": str, "start": np.int64, "end": np.int64})
+
+
+def golden_evidence(golden: pd.DataFrame) -> pd.DataFrame:
+    """The golden set as an evidence table (qid, doc_id, start, end): one span per question."""
+    spans = golden[["qid", "doc_id", "evidence_start", "evidence_end"]].itertuples(index=False)
+    return evidence_frame(spans)
+
+
 def is_real_query_file(relative_path: str) -> bool:
     """True for the BEIR query and judgment files at the top of the documents folder."""
     return relative_path in (QUERIES_FILE, "qrels.tsv") or relative_path.startswith("qrels/")
+
+
+def is_query_file(relative_path: str) -> bool:
+    """True for the files of questions at the top of the documents folder: BEIR or labelled."""
+    return is_real_query_file(relative_path) or relative_path == LABELLED_FILE
 
 
 def find_qrels(folder: Path) -> Path | None:

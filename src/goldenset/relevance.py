@@ -1,10 +1,11 @@
 """Which chunks answer which question: the judgments the metrics are computed against.
 
-A generated question carries the character span of its evidence in its document, so its
-judgments hold for any chunking: a chunk is relevant when it covers at least `min_overlap` of
-the evidence span, or when it lies wholly inside the evidence (a chunking finer than the
-evidence must not leave a question without any relevant chunk). When no chunk qualifies, the
-chunks covering the largest share count, so every question is scored under every chunking.
+A generated question carries the character span of its evidence in its document (a labelled
+question one or more spans, in one or more documents), so its judgments hold for any chunking:
+a chunk is relevant when it covers at least `min_overlap` of an evidence span, or when it lies
+wholly inside one (a chunking finer than the evidence must not leave a question without any
+relevant chunk). When no chunk qualifies for a span, the chunks covering the largest share of it
+count, so every question is scored under every chunking.
 
 Chunks with the same text (after the normalisation of goldenset.duplicates) are one item when
 chunks are ranked: a retriever that returns the copy of a relevant chunk found it, and the copy
@@ -48,25 +49,46 @@ def evidence_overlap(
     return np.clip(covered, 0, None) / max(evidence_end - evidence_start, 1)
 
 
-def evidence_qrels(questions: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float) -> csr_array:
-    """(questions x chunks) binary judgments from evidence spans."""
+def evidence_qrels(
+    qids: list[str], evidence: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float
+) -> csr_array:
+    """(questions x chunks) binary judgments from an evidence table (qid, doc_id, start, end).
+
+    A question may have several evidence spans, in several documents: a chunk is relevant when
+    it qualifies for any of them, and each span on its own gets its best chunks when none
+    qualifies. Rows follow `qids`; evidence of other questions is ignored.
+    """
     ranges = document_ranges(chunks["doc_id"])
     starts, ends = chunks["start"].to_numpy(), chunks["end"].to_numpy()
-    rows, cols = [], []
-    for row, question in enumerate(questions.itertuples(index=False)):
-        first, last = ranges.get(question.doc_id, (0, 0))
-        span_starts, span_ends = starts[first:last], ends[first:last]
-        ev_start, ev_end = question.evidence_start, question.evidence_end
-        share = evidence_overlap(span_starts, span_ends, ev_start, ev_end)
-        inside = (span_starts >= ev_start) & (span_ends <= ev_end)
-        qualifies = (share >= min_overlap) | inside
-        if not qualifies.any() and share.size and share.max() > 0:
-            qualifies = share == share.max()
-        relevant = np.flatnonzero(qualifies) + first
-        rows.extend([row] * len(relevant))
-        cols.extend(relevant.tolist())
-    data = np.ones(len(rows), dtype=np.float64)
-    return csr_array((data, (rows, cols)), shape=(len(questions), len(chunks)))
+    row_of = {qid: row for row, qid in enumerate(qids)}
+    judged = set()
+    for span in evidence.itertuples(index=False):
+        row = row_of.get(span.qid)
+        if row is None:
+            continue
+        first, last = ranges.get(span.doc_id, (0, 0))
+        chunk_starts, chunk_ends = starts[first:last], ends[first:last]
+        relevant = span_chunks(chunk_starts, chunk_ends, span.start, span.end, min_overlap)
+        judged.update((row, int(col) + first) for col in relevant)
+    pairs = np.array(sorted(judged), dtype=np.int64).reshape(-1, 2)
+    data = np.ones(len(pairs), dtype=np.float64)
+    return csr_array((data, (pairs[:, 0], pairs[:, 1])), shape=(len(qids), len(chunks)))
+
+
+def span_chunks(
+    chunk_starts: np.ndarray,
+    chunk_ends: np.ndarray,
+    evidence_start: int,
+    evidence_end: int,
+    min_overlap: float,
+) -> np.ndarray:
+    """Positions of the chunks (of one document) relevant to one evidence span."""
+    share = evidence_overlap(chunk_starts, chunk_ends, evidence_start, evidence_end)
+    inside = (chunk_starts >= evidence_start) & (chunk_ends <= evidence_end)
+    qualifies = (share >= min_overlap) | inside
+    if not qualifies.any() and share.size and share.max() > 0:
+        qualifies = share == share.max()
+    return np.flatnonzero(qualifies)
 
 
 def document_qrels(qids: pd.Series, qrels: pd.DataFrame, doc_order: list[str]) -> csr_array:

@@ -18,6 +18,8 @@ GOLDENSET = "data/goldenset.jsonl"
 CHUNKS = "data/chunks.parquet"
 DOCUMENTS = "data/documents.parquet"
 QUERIES = "data/queries.parquet"
+LABELLED = "data/labelled.parquet"
+LABELLED_EVIDENCE = "data/labelled_evidence.parquet"
 
 
 def label(rev: str | None) -> str:
@@ -47,20 +49,25 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
     """Question, evidence, chunk and document texts of a revision; what cannot be read is left
     out (the report then shows ids only), since texts only help a reader."""
     questions: dict[str, dict[str, str]] = {}
-    evidence: dict[str, str] = {}
+    evidence: dict[str, dict[str, str]] = {}
     if "synthetic" in query_sets:
         rows = _optional(lambda: _jsonl(read_bytes(GOLDENSET, rev, repo)), [])
         questions["synthetic"] = {row["qid"]: row.get("question", "") for row in rows}
-        evidence = {row["qid"]: row.get("evidence", "") for row in rows}
+        evidence["synthetic"] = {row["qid"]: row.get("evidence", "") for row in rows}
     if "real" in query_sets:
-        real = _optional(lambda: _real_queries(rev, repo), {})
-        questions["real"] = real
-    chunks = _optional(lambda: _texts(read_bytes(CHUNKS, rev, repo), "chunk_id"), {})
+        questions["real"] = _optional(lambda: _parquet_texts(QUERIES, rev, repo), {})
     documents = (
         _optional(lambda: _texts(read_bytes(DOCUMENTS, rev, repo), "doc_id"), {})
         if "real" in query_sets
         else {}
     )
+    if "labelled" in query_sets:
+        questions["labelled"] = _optional(lambda: _parquet_texts(LABELLED, rev, repo), {})
+        documents_text = _optional(lambda: _document_texts(rev, repo), {})
+        evidence["labelled"] = _optional(
+            lambda: _first_excerpts(read_bytes(LABELLED_EVIDENCE, rev, repo), documents_text), {}
+        )
+    chunks = _optional(lambda: _texts(read_bytes(CHUNKS, rev, repo), "chunk_id"), {})
     return Texts(questions, evidence, chunks, documents)
 
 
@@ -83,7 +90,24 @@ def _texts(data: bytes, key: str) -> dict[str, str]:
     return dict(zip(frame[key].astype(str), text.str.strip(), strict=True))
 
 
-def _real_queries(rev: str | None, repo: str) -> dict[str, str]:
-    """qid -> text of the real queries that ingest found at that revision."""
-    frame = pd.read_parquet(io.BytesIO(read_bytes(QUERIES, rev, repo)))
+def _parquet_texts(path: str, rev: str | None, repo: str) -> dict[str, str]:
+    """qid -> text of the queries in a (qid, text) table of that revision."""
+    frame = pd.read_parquet(io.BytesIO(read_bytes(path, rev, repo)))
     return dict(zip(frame["qid"].astype(str), frame["text"].astype(str), strict=True))
+
+
+def _document_texts(rev: str | None, repo: str) -> dict[str, str]:
+    """doc_id -> text alone: evidence offsets count in it."""
+    data = io.BytesIO(read_bytes(DOCUMENTS, rev, repo))
+    frame = pd.read_parquet(data, columns=["doc_id", "text"])
+    return dict(zip(frame["doc_id"].astype(str), frame["text"].astype(str), strict=True))
+
+
+def _first_excerpts(data: bytes, documents: dict[str, str]) -> dict[str, str]:
+    """qid -> the text of its first evidence span, cut from its document."""
+    frame = pd.read_parquet(io.BytesIO(data)).drop_duplicates("qid")
+    return {
+        str(row.qid): documents[row.doc_id][row.start : row.end]
+        for row in frame.itertuples(index=False)
+        if row.doc_id in documents
+    }

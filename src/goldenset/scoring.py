@@ -17,7 +17,7 @@ log = logging.getLogger("goldenset")
 
 @dataclass(frozen=True)
 class QuerySet:
-    name: str  # the first key of a metric: synthetic or real
+    name: str  # the first key of a metric: synthetic, labelled or real
     qids: list[str]
     # (queries x items): items are chunks, text classes of chunks, or documents; columns past
     # item_ids are judged items absent from the corpus, which no retriever returns
