@@ -70,7 +70,7 @@ def answer_key(
 
 SEGMENT_GLOB = "seg-*.pack"
 LEGACY_GLOB = "seg-*.jsonl.gz"  # the first format: one gzip stream, read whole
-MERGE_FANOUT = 4  # this many segments of one size tier are merged into one of the next tier
+MERGE_FANOUT = 8  # this many segments of one size tier are merged into one of the next tier
 _MAGIC = b"GSANSW1\n"
 _FOOTER = struct.Struct("<QQ8s")  # index offset, answers, magic
 _FOOTER_MAGIC = b"GSINDEX1"
