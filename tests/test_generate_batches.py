@@ -158,6 +158,30 @@ def test_kill_9_before_the_batch_id_is_written_then_resume_adopts_the_batch(tmp_
     assert rows == synchronous(settings(tmp_path / "sync", batch=False), {}).rows
 
 
+def test_an_adopted_batch_of_another_client_gives_none_of_its_answers(tmp_path, caplog):
+    params = settings(tmp_path / "cache")
+    with LoopbackBatches() as server:
+        provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+        request = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+        # a killed run meant to create a batch of 6; another client created one of 6 meanwhile
+        intent = {
+            "since": "2000-01-01T00:00:00+00:00",
+            "custom_ids": [f"ours-{i}" for i in range(6)],
+        }
+        foreign = [{"custom_id": f"theirs-{i}", "params": request} for i in range(6)]
+        provider.client().messages.batches.create(requests=foreign)
+        (tmp_path / "cache").mkdir()
+        (tmp_path / "cache" / PENDING_FILE).write_text(
+            json.dumps({"batches": [], "submitting": intent})
+        )
+        with caplog.at_level("INFO", logger="goldenset"):
+            result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
+        assert "adopting batch msgbatch_0001" in caplog.text
+        assert server.creates == 2 and len(result.rows) == 6  # its own 6, sent once
+    cached = {path.stem for path in (tmp_path / "cache").rglob("*.json")}
+    assert len(AnswerCache(tmp_path / "cache")) == 6 and not any("theirs" in k for k in cached)
+
+
 def test_requests_split_at_the_api_limits():
     small = [{"custom_id": str(i), "params": {"messages": "x"}} for i in range(100_001)]
     assert [len(part) for part in split_requests(small)] == [100_000, 1]
