@@ -6,6 +6,9 @@ import gzip
 import json
 import threading
 
+import pytest
+
+from goldenset.errors import GoldensetError
 from goldenset.generation.cache import MERGE_FANOUT, AnswerCache, answer_key
 from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
@@ -254,3 +257,12 @@ def test_a_first_format_segment_is_read_and_folded_into_the_next_pack(tmp_path):
     assert [p.suffix for p in tmp_path.iterdir()] == [".pack"]
     reader = AnswerCache(tmp_path)
     assert len(reader) == 5 and all(reader.get(k) == c for k, c in {**old, **new}.items())
+
+
+def test_a_damaged_segment_is_one_clear_error(tmp_path):
+    _fill(AnswerCache(tmp_path), 2)
+    AnswerCache(tmp_path).pack()
+    (segment,) = tmp_path.glob("seg-*.pack")
+    segment.write_bytes(segment.read_bytes()[:-5])
+    with pytest.raises(GoldensetError, match="is not an answer segment"):
+        AnswerCache(tmp_path)

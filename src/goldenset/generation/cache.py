@@ -41,6 +41,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from goldenset.errors import GoldensetError
 from goldenset.generation.interface import Completion
 from goldenset.tables import write_atomically
 
@@ -106,10 +107,14 @@ class _Segment:
         try:
             size = os.fstat(self._fd).st_size
             header = os.pread(self._fd, len(_MAGIC) + 4, 0)
-            footer = os.pread(self._fd, _FOOTER.size, size - _FOOTER.size)
+            footer = os.pread(self._fd, _FOOTER.size, max(size - _FOOTER.size, 0))
+            footer = footer if len(footer) == _FOOTER.size else bytes(_FOOTER.size)
             index_at, count, magic = _FOOTER.unpack(footer)
             if header[: len(_MAGIC)] != _MAGIC or magic != _FOOTER_MAGIC:
-                raise ValueError(f"{path.name} is not an answer segment")
+                raise GoldensetError(
+                    f"{path} is not an answer segment (damaged?): delete it, or `dvc pull` "
+                    "the cache again (generate.cache_dir)"
+                )
             dict_length = struct.unpack("<I", header[len(_MAGIC) :])[0]
             self._zdict = os.pread(self._fd, dict_length, len(_MAGIC) + 4)
             self.prefixes = _from_little_endian(os.pread(self._fd, 8 * count, index_at))
