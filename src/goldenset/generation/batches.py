@@ -5,15 +5,15 @@ Rounds: walk every passage exactly as the synchronous loop does, answering from 
 collect the first request each passage still needs (a later question or retry depends on the
 answer before it). Submit those as batches (split at the API's limits), record the batch ids on
 disk *before* polling (and the request ids of each batch before it is created), poll until each
-batch ends, and put every succeeded result into the
-per-answer cache as it is read. The next walk validates those answers; an invalid one yields
-its retry (with the correction turn) for the next round, so the cache ends up holding exactly
-the answers the synchronous path would have asked for. Errored, canceled and expired requests
-are sent again in the next round, up to generate.max_retries times (an invalid request: never),
-then rejected with the reason. A run killed while it waits resumes by polling the recorded
-batches: nothing is submitted twice. A run killed while a batch was being created (its id not yet
-on disk) finds it in the list of recent batches: created since the recorded request ids were
-written, with as many requests. It adopts it, and keeps only results with those ids.
+batch ends, and put every succeeded result into the per-answer cache as it is read. The next
+walk validates those answers; an invalid one yields its retry (with the correction turn) for the
+next round, so the cache ends up holding exactly the answers the synchronous path would have
+asked for. Errored, canceled and expired requests are sent again in the next round, up to
+generate.max_retries times (an invalid request: never), then rejected with the reason. A run
+killed while it waits resumes by polling the recorded batches: nothing is submitted twice. A run
+killed while a batch was being created (its id not yet on disk) finds it in the list of recent
+batches: created since the recorded request ids were written, with as many requests. It adopts
+it, and keeps only results with those ids.
 """
 
 from __future__ import annotations
