@@ -22,6 +22,7 @@ DOCUMENTS = Path("data/documents.parquet")
 GOLDENSET = Path("data/goldenset.jsonl")
 REJECTS = Path("data/goldenset.rejects.jsonl")
 STATS = Path("data/generate_stats.json")
+EXAMPLES_DIR = "examples"  # a dependency of generate in dvc.yaml
 
 
 def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
@@ -44,6 +45,13 @@ def read_example_queries(value: str | list[str] | None) -> list[str]:
     if value is None or isinstance(value, list):
         return list(value or [])
     path = Path(value)
+    # a DVC dependency cannot follow a param that may be a list or null, so files live in one
+    # folder that always is one: editing the file then re-runs the stage
+    if not path.resolve().is_relative_to(Path(EXAMPLES_DIR).resolve()):
+        raise GoldensetError(
+            f"generate.example_queries: {path} is outside {EXAMPLES_DIR}/, the folder the "
+            f"generate stage depends on: move the file into {EXAMPLES_DIR}/"
+        )
     if not path.is_file():
         raise GoldensetError(
             f"generate.example_queries: {path} is not a file (give a BEIR queries.jsonl, "

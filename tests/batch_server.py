@@ -1,7 +1,8 @@
-"""A loopback server that speaks Anthropic's Message Batches API (create, retrieve, results as
-JSONL), for the real `anthropic` SDK. It answers each request as tests/llm_servers.py's Messages
-endpoint would (same text, same usage), counts every submission, and can hold batches
-in progress (to kill a client while it polls) or script errored / expired results.
+"""A loopback server that speaks Anthropic's Message Batches API (create, retrieve, list newest
+first, results as JSONL), for the real `anthropic` SDK. It answers each request as
+tests/llm_servers.py's Messages endpoint would (same text, same usage), counts every submission,
+and can hold batches in progress (to kill a client while it polls), stall a create after the
+batch exists (to kill a client before it learns the batch id), or script errored / expired results.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import Counter, deque
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs, urlsplit
 
 from tests.llm_servers import (
     _PASSAGE,
@@ -37,10 +40,13 @@ class LoopbackBatches(LoopbackServer):
         self.api_key = api_key
         self.polls_before_end = polls_before_end
         self.hold = threading.Event()  # while set, every batch stays in progress
+        # while set, a create makes the batch, then does not answer until it is cleared
+        self.stall_create = threading.Event()
         self.batches: dict[str, dict] = {}
         self.submitted: Counter = Counter()  # custom_id -> times it came in a new batch
         self.creates = 0
         self.retrieves = 0
+        self.lists = 0
         self.result_reads = 0
         self._per_passage: list[tuple[str, deque]] = []
         self._lock = threading.Lock()
@@ -59,7 +65,28 @@ class LoopbackBatches(LoopbackServer):
             results = [self._result(request) for request in body["requests"]]
             self.submitted.update(request["custom_id"] for request in body["requests"])
             self.batches[batch_id] = {"polls": 0, "results": results, "created": _now()}
-            return 200, self._batch_json(batch_id)
+            answer = self._batch_json(batch_id)
+        while self.stall_create.is_set():  # the batch exists; its creator does not know its id
+            time.sleep(0.01)
+        return 200, answer
+
+    def _list(self, query: dict[str, list[str]]) -> tuple[int, dict]:
+        """A page of batches, newest first; after_id pages to older ones, as the API does."""
+        with self._lock:
+            self.lists += 1
+            ids = sorted(self.batches, reverse=True)
+            if "after_id" in query:
+                ids = [i for i in ids if i < query["after_id"][0]]
+            if "before_id" in query:
+                ids = [i for i in ids if i > query["before_id"][0]]
+            limit = int(query.get("limit", ["20"])[0])
+            page = ids[:limit]
+            return 200, {
+                "data": [self._batch_json(batch_id) for batch_id in page],
+                "has_more": len(ids) > limit,
+                "first_id": page[0] if page else None,
+                "last_id": page[-1] if page else None,
+            }
 
     def _retrieve(self, batch_id: str) -> tuple[int, dict]:
         with self._lock:
@@ -161,13 +188,20 @@ class LoopbackBatches(LoopbackServer):
                     self._send(404, json.dumps(_error("not_found_error", self.path)).encode())
                     return
                 status, payload = server._create(body)
-                self._send(status, json.dumps(payload).encode())
+                try:
+                    self._send(status, json.dumps(payload).encode())
+                except OSError:  # the client was killed while the create stalled
+                    self.close_connection = True
 
             def do_GET(self) -> None:  # noqa: N802
                 if not self._authorised():
                     return
-                route = _BATCH_ROUTE.match(self.path.split("?")[0])
-                if not route:
+                url = urlsplit(self.path)
+                route = _BATCH_ROUTE.match(url.path)
+                if url.path == BATCHES_PATH:
+                    status, payload = server._list(parse_qs(url.query))
+                    self._send(status, json.dumps(payload).encode())
+                elif not route:
                     self._send(404, json.dumps(_error("not_found_error", self.path)).encode())
                 elif route.group(2):
                     status, data = server._results(route.group(1))

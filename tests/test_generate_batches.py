@@ -125,6 +125,63 @@ def test_kill_9_while_polling_then_resume_submits_nothing_again(tmp_path):
     assert len(AnswerCache(project / "cache" / "llm")) == 6
 
 
+def test_kill_9_before_the_batch_id_is_written_then_resume_adopts_the_batch(tmp_path):
+    generate = {"provider": "anthropic", "max_questions": 6, "batch": True, "batch_poll_s": 0.05}
+    with LoopbackBatches() as server:
+        server.stall_create.set()  # the batch exists, but the stage never learns its id
+        project = make_project(tmp_path, generate)
+        env = stage_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.url)
+        victim = subprocess.Popen(
+            command(), cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 120
+        while server.creates < 1 and time.monotonic() < deadline and victim.poll() is None:
+            time.sleep(0.02)
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        server.stall_create.clear()
+        pending = json.loads((project / "cache" / "llm" / PENDING_FILE).read_text())
+        assert pending["batches"] == [] and len(pending["submitting"]["custom_ids"]) == 6
+        assert server.creates == 1 and len(server.submitted) == 6
+
+        resumed = subprocess.run(
+            command(), cwd=project, env=env, capture_output=True, text=True, timeout=180
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert "adopting batch msgbatch_0001" in resumed.stderr
+        assert server.lists >= 1
+        assert server.creates == 1  # zero new submissions: nothing paid twice
+        assert set(server.submitted.values()) == {1}
+        assert not (project / "cache" / "llm" / PENDING_FILE).exists()
+
+    rows = read_jsonl(project / "data" / "goldenset.jsonl")
+    assert rows == synchronous(settings(tmp_path / "sync", batch=False), {}).rows
+
+
+def test_an_adopted_batch_of_another_client_gives_none_of_its_answers(tmp_path, caplog):
+    params = settings(tmp_path / "cache")
+    with LoopbackBatches() as server:
+        provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+        request = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+        # a killed run meant to create a batch of 6; another client created one of 6 meanwhile
+        intent = {
+            "since": "2000-01-01T00:00:00+00:00",
+            "custom_ids": [f"ours-{i}" for i in range(6)],
+        }
+        foreign = [{"custom_id": f"theirs-{i}", "params": request} for i in range(6)]
+        provider.client().messages.batches.create(requests=foreign)
+        (tmp_path / "cache").mkdir()
+        (tmp_path / "cache" / PENDING_FILE).write_text(
+            json.dumps({"batches": [], "submitting": intent})
+        )
+        with caplog.at_level("INFO", logger="goldenset"):
+            result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
+        assert "adopting batch msgbatch_0001" in caplog.text
+        assert server.creates == 2 and len(result.rows) == 6  # its own 6, sent once
+    cached = {path.stem for path in (tmp_path / "cache").rglob("*.json")}
+    assert len(AnswerCache(tmp_path / "cache")) == 6 and not any("theirs" in k for k in cached)
+
+
 def test_requests_split_at_the_api_limits():
     small = [{"custom_id": str(i), "params": {"messages": "x"}} for i in range(100_001)]
     assert [len(part) for part in split_requests(small)] == [100_000, 1]

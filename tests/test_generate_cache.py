@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 
-from goldenset.generation.cache import AnswerCache, answer_key
+import pytest
+
+from goldenset.errors import GoldensetError
+from goldenset.generation.cache import MERGE_FANOUT, AnswerCache, answer_key
 from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import Budget, cost_usd, price_for
@@ -149,7 +153,7 @@ def test_pack_moves_loose_answers_into_one_segment_that_a_new_reader_merges(tmp_
     assert len(list(tmp_path.iterdir())) == 1  # loose files and emptied shard folders gone
     second = _fill(cache, 3, start=5)  # the next run: loose again, then a second segment
     assert cache.pack() == 3
-    assert len(list(tmp_path.glob("seg-*.jsonl.gz"))) == 2
+    assert len(list(tmp_path.glob("seg-*.pack"))) == 2
     reader = AnswerCache(tmp_path)
     assert len(reader) == 8
     for k, completion in {**first, **second}.items():
@@ -194,3 +198,71 @@ def test_a_reader_sees_answers_another_process_packed_after_it_opened(tmp_path):
     writer.pack()
     assert all(reader.get(k) == c for k, c in answers.items())
     assert len(reader) == 2
+
+
+def test_small_segments_merge_when_they_pile_up_and_a_large_one_is_left_alone(tmp_path):
+    cache = AnswerCache(tmp_path)
+    answers = _fill(cache, 100)
+    cache.pack()
+    (large,) = tmp_path.glob("seg-*.pack")
+    large_bytes = large.read_bytes()
+    for run in range(MERGE_FANOUT):  # one small segment per run
+        answers |= _fill(cache, 2, start=100 + 2 * run)
+        cache.pack()
+        if run < MERGE_FANOUT - 1:
+            assert len(list(tmp_path.glob("seg-*.pack"))) == run + 2
+    segments = sorted(tmp_path.glob("seg-*.pack"))
+    assert len(segments) == 2 and large in segments and large.read_bytes() == large_bytes
+    reader = AnswerCache(tmp_path)
+    assert len(reader) == 100 + 2 * MERGE_FANOUT
+    assert all(reader.get(k) == c for k, c in answers.items())
+
+
+def test_a_crash_mid_merge_loses_nothing_and_the_next_merge_drops_the_copies(tmp_path):
+    cache = AnswerCache(tmp_path)
+    answers: dict[str, Completion] = {}
+    copies = {}
+    for run in range(MERGE_FANOUT):
+        answers |= _fill(cache, 1, start=run)
+        if run == MERGE_FANOUT - 1:  # the inputs of the merge this pack makes
+            copies = {p: p.read_bytes() for p in tmp_path.glob("seg-*.pack")}
+        cache.pack()
+    # killed after the merged segment was renamed into place, before its inputs were deleted
+    for path, data in copies.items():
+        path.write_bytes(data)
+    reopened = AnswerCache(tmp_path)
+    assert len(reopened) == MERGE_FANOUT
+    assert all(reopened.get(k) == c for k, c in answers.items())
+    answers |= _fill(reopened, 1, start=MERGE_FANOUT)
+    reopened.pack()  # the restored copies pile up again in the smallest tier: merged
+    assert len(list(tmp_path.glob("seg-*.pack"))) < len(copies)
+    assert len(AnswerCache(tmp_path)) == MERGE_FANOUT + 1
+    assert all(AnswerCache(tmp_path).get(k) == c for k, c in answers.items())
+
+
+def test_a_first_format_segment_is_read_and_folded_into_the_next_pack(tmp_path):
+    old = {key(question_index=i): Completion(f"old {i}", 10, 5, False) for i in range(3)}
+    lines = "".join(
+        json.dumps({"key": k, "provider": "p", "model": "m", "text": c.text, "input_tokens": 10,
+                    "output_tokens": 5, "truncated": False}) + "\n"
+        for k, c in old.items()
+    )  # fmt: skip
+    (tmp_path / "seg-0123456789abcdef01234567.jsonl.gz").write_bytes(
+        gzip.compress(lines.encode(), mtime=0)
+    )
+    cache = AnswerCache(tmp_path)
+    assert all(cache.get(k) == c for k, c in old.items())
+    new = _fill(cache, 2, start=10)
+    assert cache.pack() == 2
+    assert [p.suffix for p in tmp_path.iterdir()] == [".pack"]
+    reader = AnswerCache(tmp_path)
+    assert len(reader) == 5 and all(reader.get(k) == c for k, c in {**old, **new}.items())
+
+
+def test_a_damaged_segment_is_one_clear_error(tmp_path):
+    _fill(AnswerCache(tmp_path), 2)
+    AnswerCache(tmp_path).pack()
+    (segment,) = tmp_path.glob("seg-*.pack")
+    segment.write_bytes(segment.read_bytes()[:-5])
+    with pytest.raises(GoldensetError, match="is not an answer segment"):
+        AnswerCache(tmp_path)

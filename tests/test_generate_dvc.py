@@ -3,6 +3,7 @@ and asks the LLM nothing; the cache and both outputs are recorded in dvc.lock.""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -35,7 +36,7 @@ def dvc_project(tmp_path: Path, generate: dict) -> Path:
     params["generate"].update(generate)
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     shutil.copy(ROOT / "dvc.yaml", project / "dvc.yaml")
-    for folder in ("stages", "src"):
+    for folder in ("stages", "src", "examples"):
         ignore = shutil.ignore_patterns("__pycache__")
         shutil.copytree(ROOT / folder, project / folder, ignore=ignore)
     run(["git", "init", "-q"], project)
@@ -92,3 +93,33 @@ def test_a_budget_stop_is_not_recorded_and_the_next_repro_pays_only_the_rest(tmp
         assert f"{asked} answers from cache, {6 - asked} LLM requests" in resumed
         assert server.requests == 6 and max(server.answered().values()) == 1
         assert "generate" in yaml.safe_load(lock.read_text())["stages"]
+
+
+def test_editing_the_example_queries_file_changes_the_generate_stage(tmp_path):
+    queries = {"_id": "q1", "text": "do statins prevent strokes"}
+    with LoopbackLLM(api_key=None) as server:
+        generate = {
+            "provider": "openai",
+            "model": "loopback-model",
+            "max_questions": 2,
+            "example_queries": "examples/queries.jsonl",
+            "example_count": 1,
+            "openai": {"base_url": server.openai_url},
+        }
+        project = dvc_project(tmp_path, generate)
+        examples = project / "examples" / "queries.jsonl"
+        examples.write_text(json.dumps(queries) + "\n")
+        run(["dvc", "repro", "--single-item", "generate"], project)
+        assert "up to date" in run(["dvc", "status", "generate"], project)
+
+        examples.write_text(json.dumps({**queries, "text": "can statins cause diabetes"}) + "\n")
+        status = run(["dvc", "status", "generate"], project)
+        assert "changed deps" in status and "modified:           examples" in status
+
+        # outside examples/, DVC could not see it change: refused, naming the param
+        (project / "queries.jsonl").write_text(json.dumps(queries) + "\n")
+        params = yaml.safe_load((project / "params.yaml").read_text())
+        params["generate"]["example_queries"] = "queries.jsonl"
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        refused = run(["dvc", "repro", "--single-item", "generate"], project, ok=False)
+        assert "generate.example_queries: queries.jsonl is outside examples/" in refused

@@ -166,15 +166,18 @@ def test_example_queries_from_a_beir_file_reach_the_prompt(tmp_path):
             "provider": "openai",
             "model": "loopback-model",
             "max_questions": 2,
-            "example_queries": "queries.jsonl",
+            "example_queries": "examples/queries.jsonl",
             "example_count": 1,
             "openai": {"base_url": server.openai_url},
         }
         project = make_project(tmp_path, generate)
         missing = run(project, stage_env())
         assert missing.returncode == 1 and "Traceback" not in missing.stderr
-        assert "error: generate.example_queries: queries.jsonl is not a file" in missing.stderr
-        (project / "queries.jsonl").write_text(
+        assert "error: generate.example_queries: examples/queries.jsonl is not a file" in (
+            missing.stderr
+        )
+        (project / "examples").mkdir()
+        (project / "examples" / "queries.jsonl").write_text(
             json.dumps({"_id": "q1", "text": "do statins prevent strokes"}) + "\n"
         )
         done = run(project, stage_env())

@@ -131,6 +131,47 @@ def test_a_question_that_names_its_subject_is_kept(text):
     assert validate_question(text, PASSAGE) == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Was steht im Text über die Sonntage?",
+        "Was sagt die Studie über den Neuaufbau?",
+        "Wird dieses Cluster jeden Sonntag gelöscht?",
+        "Verlieren diese Rechner ihre Daten am Sonntag?",
+        "What antibodies did they test for?",
+        "How do they rebuild the staging machines?",
+        "Why did he approve the weekly wipe?",
+        "Does it lose every file on Sundays?",
+        "Welche Antikörper haben sie getestet?",
+        "Wie bauen sie die Testumgebung neu auf?",
+        "Warum hat er den Zugang zu den Rechnern genehmigt?",
+        "Verliert es jeden Sonntag alle Daten?",
+    ],
+)
+def test_a_question_that_needs_its_passage_is_rejected_in_english_and_german(text):
+    assert reason_of(text) == "refers_to_passage"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do mice lacking leptin gain weight when they age?",
+        "Do statins still work if they are taken at night?",
+        "Is it safe to rebuild staging machines on a weekday?",
+        "How long does it take to get access to research machines?",
+        "How do I switch it off on the research machines?",
+        "Nehmen Mäuse ohne Leptin zu, wenn sie altern?",
+        "Gibt es eine Warteliste für die Forschungsrechner?",
+        "Ist es sinnvoll, die Testumgebung jede Woche neu aufzubauen?",
+        "Wie können Sie den Zugang zu den Forschungsrechnern beantragen?",
+        "Wie schaltet man sie auf den Forschungsrechnern ab?",
+        "Bekommen jene, die forschen, Zugang zu den Rechnern?",
+    ],
+)
+def test_a_pronoun_or_demonstrative_the_question_resolves_is_kept(text):
+    assert check_question(text, PASSAGE) == text
+
+
 def test_truncated_answer_is_never_trusted():
     good = "When does the staging environment get wiped?"
     assert reason_of(good, truncated=True) == "truncated"

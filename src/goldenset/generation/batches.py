@@ -4,13 +4,16 @@ half the price, instead of one request each.
 Rounds: walk every passage exactly as the synchronous loop does, answering from the cache, and
 collect the first request each passage still needs (a later question or retry depends on the
 answer before it). Submit those as batches (split at the API's limits), record the batch ids on
-disk *before* polling, poll until each batch ends, and put every succeeded result into the
-per-answer cache as it is read. The next walk validates those answers; an invalid one yields
-its retry (with the correction turn) for the next round, so the cache ends up holding exactly
-the answers the synchronous path would have asked for. Errored, canceled and expired requests
-are sent again in the next round, up to generate.max_retries times (an invalid request: never),
-then rejected with the reason. A run killed while it waits resumes by polling the recorded
-batches: nothing is submitted twice.
+disk *before* polling (and the request ids of each batch before it is created), poll until each
+batch ends, and put every succeeded result into the per-answer cache as it is read. The next
+walk validates those answers; an invalid one yields its retry (with the correction turn) for the
+next round, so the cache ends up holding exactly the answers the synchronous path would have
+asked for. Errored, canceled and expired requests are sent again in the next round, up to
+generate.max_retries times (an invalid request: never), then rejected with the reason. A run
+killed while it waits resumes by polling the recorded batches: nothing is submitted twice. A run
+killed while a batch was being created (its id not yet on disk) finds it in the list of recent
+batches: created since the recorded request ids were written, with as many requests. It adopts
+it, and keeps only results with those ids.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import logging
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from tqdm import tqdm
@@ -39,6 +43,9 @@ BATCH_PRICE_FACTOR = 0.5  # batch requests cost half the synchronous price
 PENDING_FILE = "batches-pending.json"  # beside the answers; gone once every batch is read
 # error types worth sending again; any other (an invalid request) would fail the same way
 RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
+# a batch created this long before the recorded intent to create it is still a candidate: the
+# API's clock and ours may differ
+CLOCK_SKEW = timedelta(minutes=10)
 
 
 def batch_price(price: Price | None) -> Price | None:
@@ -120,6 +127,7 @@ class BatchRunner:
     def run(self) -> dict[str, tuple[str, str]]:
         for batch_id in self._read_pending():  # a run killed while it waited: poll, never resubmit
             log.info("generate: resuming batch %s", batch_id)
+        self._adopt_orphans()
         self._finish_pending()
         while True:
             requests = self._reserve(self._needed())
@@ -127,12 +135,38 @@ class BatchRunner:
                 return self.failed
             ids = []
             for part in split_requests(requests):
+                # on disk before the batch exists: a run killed before its id is written finds
+                # the batch by these ids, never submits them again
+                intent = {"since": _now().isoformat(), "custom_ids": [r["custom_id"] for r in part]}
+                self._write_pending(self._read_pending(), intent)
                 batch = self.client.messages.batches.create(requests=part)
                 ids.append(batch.id)
                 # on disk before any wait: a killed run resumes these, never submits them again
                 self._write_pending(self._read_pending() + [batch.id])
             log.info("generate: %d requests in %d batches %s", len(requests), len(ids), ids)
             self._finish_pending()
+
+    def _adopt_orphans(self) -> None:
+        """Read the batch a killed run created but did not record: one created since its
+        intent was written, with as many requests, that is not recorded already."""
+        intent = self._read_state().get("submitting")
+        if intent is None:
+            return
+        since = datetime.fromisoformat(intent["since"]) - CLOCK_SKEW
+        expected = set(intent["custom_ids"])
+        known = set(self._read_pending())
+        for batch in self.client.messages.batches.list(limit=100):  # newest first
+            if batch.created_at < since:
+                break
+            counts = batch.request_counts
+            total = counts.processing + counts.succeeded + counts.errored
+            total += counts.canceled + counts.expired
+            if batch.id in known or total != len(expected):
+                continue
+            log.info("generate: adopting batch %s, created by a run killed meanwhile", batch.id)
+            self._wait(batch.id)
+            self._read_results(batch.id, only=expected)
+        self._write_pending(self._read_pending())
 
     def _needed(self) -> dict[str, list[dict[str, str]]]:
         """The first uncached request of every passage, found by the synchronous walk."""
@@ -196,10 +230,13 @@ class BatchRunner:
                     return
                 time.sleep(self.poll_s)
 
-    def _read_results(self, batch_id: str) -> None:
+    def _read_results(self, batch_id: str, only: set[str] | None = None) -> None:
+        """Cache every succeeded result (of the ids in `only`, when given)."""
         session, budget = self.session, self.session.budget
         for item in self.client.messages.batches.results(batch_id):
             key, result = item.custom_id, item.result
+            if only is not None and key not in only:  # another client's batch
+                continue
             reservation = self.reserved.pop(key, None)
             if result.type == "succeeded":
                 message = result.message
@@ -236,11 +273,22 @@ class BatchRunner:
             log.info("generate: %s, sent again in the next round", detail)
 
     def _read_pending(self) -> list[str]:
-        try:
-            return json.loads(self.pending_path.read_text(encoding="utf-8"))["batches"]
-        except FileNotFoundError:
-            return []
+        return self._read_state().get("batches", [])
 
-    def _write_pending(self, ids: list[str]) -> None:
+    def _read_state(self) -> dict:
+        """{"batches": ids to poll, "submitting": the batch being created, if any}."""
+        try:
+            return json.loads(self.pending_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+
+    def _write_pending(self, ids: list[str], submitting: dict | None = None) -> None:
+        state: dict = {"batches": ids}
+        if submitting is not None:
+            state["submitting"] = submitting
         self.pending_path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(self.pending_path, json.dumps({"batches": ids}) + "\n")
+        write_atomically(self.pending_path, json.dumps(state) + "\n")
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)

@@ -30,14 +30,56 @@ _PREAMBLE = re.compile(
     r"|q\d*\s*[:.)-]|\d+\s*[.)]\s|[-*•]\s)",
     re.IGNORECASE,
 )
+# the languages the prompt shows examples in (prompt.FEW_SHOT): English and German
 _REFERS_TO_SOURCE = re.compile(
     r"\b(?:the|this|that|given|above)\s+"
-    r"(?:passage|text|excerpt|paragraph|snippet|document|article|study|paper)\b",
+    r"(?:passage|text|excerpt|paragraph|snippet|document|article|study|paper)\b"
+    r"|\b(?:de[mnrs]|die|das|dies(?:e[mnrs]?)?|obigen?|vorliegenden?|genannten?)\s+"
+    r"(?:text(?:es)?|abschnitts?|passage|auszugs?|absatz(?:es)?|dokuments?|artikels?|studie|arbeit)\b"
+    r"|\b(?:im|laut|gemäß)\s+(?:text|abschnitt|auszug|absatz|dokument|artikel)\b",
     re.IGNORECASE,
 )
-# "this protein", "these mice": a thing only the passage names; "those who smoke" names it
+# "this protein", "these mice", "dieses Protein": a thing only the passage names; "those who
+# smoke", "jene, die rauchen" name it
 _POINTS_INTO_SOURCE = re.compile(
-    r"\b(?:this|these)\b|\bthose\b(?!\s+(?:who|whom|whose|with|without|that|which|of|in|on|at)\b)",
+    r"\b(?:this|these)\b|\bthose\b(?!\s+(?:who|whom|whose|with|without|that|which|of|in|on|at)\b)"
+    r"|\bdies(?:e[mnrs]?)?\b|\bjene[mnrs]?\b(?!\s*,?\s*(?:die|der|welche[mnrs]?|mit|ohne)\b)",
+    re.IGNORECASE,
+)
+# subject pronouns: "What antibodies did they test for?" asks about people only the passage names
+_SUBJECT_PRONOUNS = {"they", "he", "she", "it", "sie", "er", "es"}
+# words that open a clause: a pronoun after one, with a noun before it, can refer to that noun
+# ("Do mice gain weight when they age?", "Nehmen Mäuse zu, wenn sie altern?")
+_CLAUSE_OPENERS = set(
+    _WORD.findall(
+        "when whenever if because after before while once since until unless although though "
+        "whether that so and but or as where than which who whom "
+        "wenn weil da falls nachdem bevor während sobald seit seitdem bis obwohl ob dass "
+        "damit und aber oder sondern als wo welche welcher welches welchen welchem "
+    )
+)
+# words that are no antecedent: question words, auxiliaries, pronouns, articles
+_NOT_ANTECEDENTS = set(
+    _WORD.findall(
+        "what why how who whom whose which where when do does did is are was were be been can "
+        "could will would should shall may might must have has had happens happen happened "
+        "i you we they he she it me us them my your our their its the a an there "
+        "was warum wieso weshalb wie wer wen wem wessen welche welcher welches welchen wo wann "
+        "ist sind war waren wird werden wurde wurden kann können konnte muss müssen soll sollen "
+        "hat haben hatte hatten darf dürfen tun tut macht passiert geschieht "
+        "ich du wir ihr sie er es man der die das den dem des ein eine einen einem einer "
+    )
+)
+_PERSONAL_PRONOUNS = {"ich", "du", "wir", "ihr", "man", "er", "sie", "es"}
+# dummy subjects: "Is it safe to ...", "How long does it take to ...", "Gibt es ...",
+# "Ist es sinnvoll, ... zu nehmen?"
+_DUMMY_IT = re.compile(
+    r"(?:\b(?:is|was|isn't|wasn't)\s+it|\bit\s+be|\bit\s+(?:take|takes|took|costs?|matters?"
+    r"|pays?|helps?|hurts?|makes?\s+sense))\b(?=(?:\s+\S+){0,4}?\s+(?:to|that|whether|if|for)\b)",
+    re.IGNORECASE,
+)
+_DUMMY_ES = re.compile(
+    r"\b(?:gibt|gab|gäbe|geben|handelt|geht)\s+es\b|\bes\s+(?:gibt|gab)\b|\bes\b(?=[^,?]*,)",
     re.IGNORECASE,
 )
 
@@ -124,6 +166,43 @@ def _shares_run(question: str, passage: str, run: int) -> bool:
     return any(tuple(asked[i : i + run]) in runs for i in range(len(asked) - run + 1))
 
 
+def unresolved_pronoun(question: str) -> str | None:
+    """The first subject pronoun with nothing in the question to refer to, or None.
+
+    A pronoun can refer to a noun only from a later clause ("... when they age"): it is resolved
+    when a clause opener stands before it with a possible antecedent before that opener.
+    """
+    tokens = _WORD.findall(_DUMMY_ES.sub(_unsubject, _DUMMY_IT.sub(_unsubject, question)))
+    for index, token in enumerate(tokens):
+        if not _is_subject_pronoun(tokens, index):
+            continue
+        before = [t.lower() for t in tokens[:index]]
+        openers = [i for i, t in enumerate(before) if t in _CLAUSE_OPENERS]
+        candidates = before[: openers[-1]] if openers else []
+        if not any(t not in _NOT_ANTECEDENTS | _CLAUSE_OPENERS for t in candidates):
+            return token
+    return None
+
+
+def _unsubject(dummy: re.Match) -> str:
+    """The dummy subject's words without its pronoun, which refers to nothing."""
+    return re.sub(r"\b(?:it|es)\b", " ", dummy.group(), flags=re.IGNORECASE)
+
+
+def _is_subject_pronoun(tokens: list[str], index: int) -> bool:
+    token, word = tokens[index], tokens[index].lower()
+    previous = tokens[index - 1] if index else None
+    if word not in _SUBJECT_PRONOUNS or (token == "Sie" and index > 0):  # the polite "you"
+        return False
+    if word == "it":  # the object in "How do I turn it off?"
+        return previous is None or previous.lower() in _NOT_ANTECEDENTS | _CLAUSE_OPENERS
+    if word in ("sie", "es"):  # the object after a pronoun or a capitalised noun: "Wie behandelt
+        # man sie?", "Wie behandeln Ärzte sie?"
+        noun = previous is not None and index > 1 and previous[0].isupper()
+        return previous is None or not (noun or previous.lower() in _PERSONAL_PRONOUNS)
+    return True
+
+
 def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> str:
     """The question, stripped, when it is one natural stand-alone question; else InvalidAnswer."""
     question = question.strip()
@@ -149,10 +228,15 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
         raise InvalidAnswer(
             "refers_to_passage", "the question mentions the passage; it must stand on its own"
         )
-    if _POINTS_INTO_SOURCE.search(question):
+    if match := _POINTS_INTO_SOURCE.search(question):
         raise InvalidAnswer(
             "refers_to_passage",
-            "'this' or 'these' points at something only the passage names; name it instead",
+            f"'{match.group()}' points at something only the passage names; name it instead",
+        )
+    if pronoun := unresolved_pronoun(question):
+        raise InvalidAnswer(
+            "refers_to_passage",
+            f"'{pronoun}' refers to something the question does not name; name it instead",
         )
     if _shares_run(question, passage, COPIED_RUN_WORDS):
         raise InvalidAnswer(
