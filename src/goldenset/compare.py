@@ -17,7 +17,10 @@ from goldenset.errors import GoldensetError
 from goldenset.stats import EXACT_MAX_N, bootstrap_interval, randomization_test
 
 KEYS = ["query_set", "retriever", "qid"]
-METRIC_COLUMN = re.compile(r"(recall|hit|ndcg|precision)@\d+|mrr")
+# per-chunk (and, on real queries, per-document), document-view and context-budget metrics
+METRIC_COLUMN = re.compile(
+    r"(doc_)?(recall|hit|ndcg|precision)@\d+|(doc_)?mrr|context_(recall|precision|iou|hit)@\d+"
+)
 
 
 class DifferentQuestions(GoldensetError):
