@@ -197,7 +197,7 @@ def main(params: Params) -> None:
             runs[f"{query_set.name}.{retriever}"] = trec_run(
                 query_set.qids, query_set.item_ids, found, retriever
             )
-            log.info("%s/%s: %s", query_set.name, retriever, _headline(values))
+            log.info("%s/%s: %s", query_set.name, retriever, _headline(values, sp.headline))
         if query_set.name == "synthetic":
             _write_golden_exports(queries, chunks)
             text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
@@ -291,8 +291,8 @@ def _worst_misses(params: Params, query_set: QuerySet, ranked: dict, texts: list
     )
 
 
-def _headline(values: dict[str, float]) -> str:
-    shown = ["recall@10", "mrr", "ndcg@10", "recall_loss@10", "n_queries"]
+def _headline(values: dict[str, float], headline: list[str]) -> str:
+    shown = [*headline, "recall_loss@10", "n_queries"]
     return ", ".join(f"{name} {values[name]:.4g}" for name in shown if name in values)
 
 

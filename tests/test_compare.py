@@ -11,6 +11,7 @@ from goldenset.compare import (
     Settings,
     Texts,
     compare,
+    metric_columns,
     most_regressed,
     pair,
     render_markdown,
@@ -125,3 +126,14 @@ def test_most_regressed_questions_name_what_outranked_the_evidence():
     assert "| real | dense | mrr | 0.8750 | 0.4583 | -0.4167 |" in markdown
     text = render_text(rows, found, texts, LABELS, SETTINGS)
     assert "A = main, B = workspace" in text and "q2" in text and "|" not in text
+
+
+def test_every_view_of_the_metrics_is_a_metric_column():
+    names = [
+        "recall@10", "hit@1", "precision@5", "ndcg@10", "mrr",
+        "doc_recall@10", "doc_hit@1", "doc_precision@3", "doc_ndcg@10", "doc_mrr",
+        "context_recall@512", "context_precision@256", "context_iou@1024", "context_hit@512",
+    ]  # fmt: skip
+    others = ["qid", "query_set", "retriever", "first_relevant_rank", "top_ids", "context@512"]
+    results = pd.DataFrame(columns=[*others, *names])
+    assert metric_columns(results) == names
