@@ -182,7 +182,9 @@ def main(params: Params) -> None:
         by_chunk = {name: found.indices for name, found in ranked.items()}
         if prepared.chunk_items is not None:  # documents ranked: rank chunks for the contexts
             by_chunk = _rank_chunks(searches, corpus, prepared, vectors, params, device, depth)
-        chance[query_set.name] = chance_means(query_set, prepared.views, ks, depth)
+        chance[query_set.name] = chance_means(
+            query_set, prepared.views, ks, depth, sp.chance_rankings, sp.chance_seed
+        )
         _flag_chance(query_set, chance[query_set.name], sp)
         for retriever, found in ranked.items():
             views = prepared.views if retriever in by_chunk else None
@@ -263,8 +265,14 @@ def _flag_chance(query_set: QuerySet, chance: dict[str, float], sp) -> None:
                 name,
                 level,
                 sp.max_chance,
-                ", or smaller k" if "@" in name else "",
+                _remedy(name),
             )
+
+
+def _remedy(metric: str) -> str:
+    if metric.startswith("context_"):
+        return ", or a smaller budget"
+    return ", or smaller k" if "@" in metric else ""
 
 
 def _write_golden_exports(queries: Queries, chunks: pd.DataFrame) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 from itertools import permutations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import sparse
 
-from goldenset.chance import chance_levels
+from goldenset.chance import chance_levels, context_chance
 from goldenset.metrics import evaluate, mean_metrics
+from goldenset.views import ItemChunks, Layout, span_views
 
 N_ITEMS = 6
 
@@ -57,3 +59,28 @@ def test_a_query_without_relevant_items_has_no_chance_level():
     assert np.isnan(levels["recall@1"][0]) and np.isnan(levels["mrr"][0])
     assert levels["recall@1"][1] == pytest.approx(1 / 4)
     assert levels["hit@1"][1] == pytest.approx(1 / 4)
+
+
+def test_context_chance_of_a_budget_holding_one_chunk_is_the_share_of_relevant_chunks():
+    """Eight documents of one 5-token chunk each, a budget of 5 tokens: a random ranking puts
+    exactly one document in the context, a relevant one with probability R / N."""
+    n_docs = 8
+    layout = Layout(
+        [f"d{i}" for i in range(n_docs)],
+        np.arange(n_docs),
+        np.zeros(n_docs, dtype=np.int64),
+        np.full(n_docs, 10),
+        [list(range(0, 10, 2))] * n_docs,
+    )
+    evidence = pd.DataFrame(
+        [("q0", "d0", 0, 10), ("q1", "d1", 0, 10), ("q1", "d5", 0, 5)],
+        columns=["qid", "doc_id", "start", "end"],
+    )
+    views = span_views(["q0", "q1"], evidence, layout, ItemChunks.of(n_docs, None, None), [5])
+    rankings = 4000
+    levels = context_chance(views.context, [5], depth=100, rankings=rankings, seed=0)
+    expected_hit = np.array([1 / 8, 2 / 8])
+    sigma = np.sqrt(expected_hit * (1 - expected_hit) / rankings)
+    assert np.all(np.abs(levels["context_hit@5"] - expected_hit) < 4 * sigma)
+    # q1's evidence is 15 characters: d1 whole (10) or d5's first half (5), each with p 1/8
+    assert levels["context_recall@5"][1] == pytest.approx((10 + 5) / 15 / 8, abs=4 * sigma[1])

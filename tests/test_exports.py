@@ -226,6 +226,9 @@ def test_document_and_context_views_and_chance_levels_reach_the_metric_files(sco
     for set_name in ("synthetic", "real"):
         chance = detail["chance"][set_name]
         assert 0.0 < chance["recall@1"] < chance["recall@10"] <= 1.0
+        assert 0.0 <= chance["context_hit@256"] <= chance["context_hit@1024"] <= 1.0
+    assert "context_recall@512" in detail["chance"]["synthetic"]
+    assert "context_recall@512" not in detail["chance"]["real"]
     assert detail["chance"]["synthetic"]["doc_recall@1"] == pytest.approx(
         1 / detail["chance"]["synthetic"]["documents"]
     )

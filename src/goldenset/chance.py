@@ -12,6 +12,9 @@ grades in the corpus, and a random ranking cut at depth D, k' = min(k, N, D):
 - mrr = sum_{i=1..min(D, N)} P(first relevant at i) / i, with
   P(first relevant after i) = C(N - i, R) / C(N, R)
 - ndcg@k = (G / N) sum_{i=1..k'} 1 / log2(i + 1) / IDCG@k (each place holds gain G/N on average)
+
+The context metrics have no closed form (they depend on every chunk's length and overlaps):
+:func:`context_chance` averages them over seeded uniformly random rankings.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 from scipy import sparse
 
 from goldenset.metrics import ideal_gains, relevant_counts
+from goldenset.views import ContextInputs, context_view
 
 
 def _none_in_first(n_items: int, n_relevant: np.ndarray, places: int) -> np.ndarray:
@@ -62,3 +66,18 @@ def chance_levels(
     first_at = none[:, :reach] - none[:, 1 : reach + 1]  # P(first relevant at i), i = 1..reach
     out["mrr"] = np.where(judged, (first_at / np.arange(1, reach + 1)).sum(axis=1), np.nan)
     return out
+
+
+def context_chance(
+    inputs: ContextInputs, budgets: Sequence[int], depth: int, rankings: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Per query: each context metric averaged over ``rankings`` uniformly random rankings of
+    the chunk items (a Monte Carlo estimate of its chance level)."""
+    rng = np.random.default_rng(seed)
+    n_queries, n_items = len(inputs.relevant_docs), len(inputs.item_chunk)
+    totals: dict[str, np.ndarray] = {}
+    for _ in range(rankings):
+        ranked = np.argsort(rng.random((n_queries, n_items)), axis=1)[:, : min(depth, n_items)]
+        for name, values in context_view(ranked, inputs, budgets).items():
+            totals[name] = totals.get(name, 0.0) + values
+    return {name: total / rankings for name, total in totals.items()}

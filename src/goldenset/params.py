@@ -155,6 +155,10 @@ class ScoreParams(Section):
     max_chance: float = Field(
         0.05, ge=0, le=1, description="warn when a headline metric's chance level exceeds this"
     )
+    chance_rankings: int = Field(
+        10, ge=0, description="random rankings that estimate the context metrics' chance levels"
+    )
+    chance_seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="exact dense scoring: auto is a GPU when torch sees one, else the CPU"
     )

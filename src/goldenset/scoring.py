@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
-from goldenset.chance import chance_levels
+from goldenset.chance import chance_levels, context_chance
 from goldenset.metrics import N_RELEVANT_KEY, QUERY_KEY, evaluate, judged_gains, relevant_counts
 from goldenset.retrieval import TopK
 from goldenset.views import Views, context_view, document_view
@@ -105,18 +105,24 @@ def _mean(values: np.ndarray) -> float:
 
 
 def chance_means(
-    query_set: QuerySet, views: Views | None, ks: list[int], depth: int
+    query_set: QuerySet, views: Views, ks: list[int], depth: int, rankings: int, seed: int
 ) -> dict[str, float]:
-    """Mean chance level of each rank metric over the judged queries (goldenset.chance), with
-    the number of items (and, for the document view, documents) a random ranking draws from."""
+    """Mean chance level of each metric over the judged queries (goldenset.chance), with the
+    number of items (and, for the document view, documents) a random ranking draws from.
+    ``rankings`` random rankings estimate the context metrics' (0: none)."""
     n_items = len(query_set.item_ids)
     levels = chance_levels(query_set.qrels, n_items, ks, depth)
     out = {ITEMS: float(n_items), **{name: _mean(values) for name, values in levels.items()}}
-    if views is not None and views.doc_qrels is not None:
+    if views.doc_qrels is not None:
         n_docs = len(views.context.token_starts)
         levels = chance_levels(views.doc_qrels, n_docs, ks, depth)
         out[DOCUMENTS] = float(n_docs)
         out.update({f"doc_{name}": _mean(values) for name, values in levels.items()})
+    if rankings:
+        levels = context_chance(views.context, views.budgets, depth, rankings, seed)
+        if views.context.evidence is None:
+            levels = {name: values for name, values in levels.items() if "_hit@" in name}
+        out.update({name: _mean(values) for name, values in levels.items()})
     return out
 
 
