@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
@@ -26,10 +28,33 @@ from goldenset.relevance import (
 )
 from goldenset.reports import worst_misses
 from goldenset.retrieval import resolve_device
-from goldenset.retrievers import Corpus, Dense, Queries, build_retrievers, rank_all, recall_loss
-from goldenset.scoring import QuerySet, recall_plot_rows, score_ranked
+from goldenset.retrievers import (
+    Corpus,
+    Dense,
+    ExternalRunFile,
+    Queries,
+    build_retrievers,
+    rank_all,
+    recall_loss,
+)
+from goldenset.scoring import (
+    DOCUMENTS,
+    ITEMS,
+    QuerySet,
+    chance_means,
+    recall_plot_rows,
+    score_ranked,
+)
 from goldenset.tables import write_parquet
+from goldenset.tokens import load_tokenizer, token_starts
 from goldenset.vectors import read_vectors
+from goldenset.views import (
+    ItemChunks,
+    Views,
+    chunk_layout,
+    document_judged_views,
+    span_views,
+)
 
 log = logging.getLogger("goldenset")
 EMBEDDINGS = "data/embeddings"
@@ -37,14 +62,32 @@ EXPORT = Path("data/export")
 WORST_MISSES = Path("reports/worst_misses.md")
 
 
-def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, list[str]]]:
+@dataclass(frozen=True)
+class Prepared:
+    """A query set to score, with its query texts and its chunk-size-fair views."""
+
+    query_set: QuerySet
+    texts: list[str]
+    views: Views
+    # a set whose items are documents is ranked a second time over chunks for its contexts
+    chunk_items: QuerySet | None = None
+
+
+def query_sets(params: Params, chunks: pd.DataFrame) -> list[Prepared]:
     """Each query set with the texts of its queries; sets without queries are left out."""
     sets = []
+    budgets = params.score.budgets
+    layout = chunk_layout(chunks, _token_starts(params.score.tokenizer, chunks["doc_id"]))
     classes = text_classes(chunks["text"])
+    items = (
+        ItemChunks.of(len(chunks), None, None)
+        if classes is None
+        else ItemChunks.of(len(chunks), classes.starts, classes.order)
+    )
     for name, qids, texts, evidence in span_sets():
-        # the document and context-budget views of a span set start from `evidence` here
         qrels = evidence_qrels(qids, evidence, chunks, params.score.min_overlap)
-        sets.append((chunk_set(name, qids, qrels, chunks, classes), texts))
+        views = span_views(qids, evidence, layout, items, budgets)
+        sets.append(Prepared(chunk_set(name, qids, qrels, chunks, classes), texts, views))
     queries = pd.read_parquet("data/queries.parquet")
     judgments = pd.read_parquet("data/qrels.parquet")
     if len(queries):
@@ -55,7 +98,11 @@ def query_sets(params: Params, chunks: pd.DataFrame) -> list[tuple[QuerySet, lis
         doc_order = chunks["doc_id"].iloc[starts].tolist()
         by_doc = document_qrels(queries["qid"], judgments, doc_order)
         qids, texts = queries["qid"].tolist(), queries["text"].tolist()
-        sets.append((QuerySet("real", qids, by_doc, doc_order, starts), texts))
+        real = QuerySet("real", qids, by_doc, doc_order, starts)
+        by_chunk = by_doc[:, layout.chunk_doc] if len(chunks) else by_doc[:, :0]
+        chunk_items = chunk_set("real", qids, csr_array(by_chunk), chunks, classes)
+        views = document_judged_views(by_doc, layout, items, budgets)
+        sets.append(Prepared(real, texts, views, chunk_items))
     else:
         log.info(NO_REAL_QUERIES)
     if not sets:
@@ -105,6 +152,15 @@ def corpus_for(corpus: Corpus, query_set: QuerySet) -> Corpus:
     )
 
 
+def _token_starts(tokenizer_name: str, doc_ids: pd.Series) -> dict[str, list[int]]:
+    """Where each chunked document's tokens start, by the fixed tokenizer (score.tokenizer)."""
+    wanted = set(doc_ids)
+    documents = pd.read_parquet("data/documents.parquet", columns=["doc_id", "text"])
+    documents = documents[documents["doc_id"].isin(wanted)]
+    starts = token_starts(load_tokenizer(tokenizer_name), documents["text"].tolist())
+    return dict(zip(documents["doc_id"], starts, strict=True))
+
+
 def main(params: Params) -> None:
     chunks = pd.read_parquet(
         "data/chunks.parquet", columns=["chunk_id", "doc_id", "start", "end", "text"]
@@ -121,19 +177,25 @@ def main(params: Params) -> None:
     searches: dict[bytes | None, tuple[Corpus, dict]] = {}
     shutil.rmtree(EXPORT, ignore_errors=True)  # no run file of a retriever since disabled
     _write(WORST_MISSES, "# Worst misses\n\nNo golden-set question was scored.\n")
-    for query_set, texts in query_sets(params, chunks):
-        order = None if query_set.rows is None else query_set.rows.tobytes()
-        if order not in searches:  # one index per order of the chunks, shared by query sets
-            searched = corpus_for(corpus, query_set)
-            searches[order] = (searched, build_retrievers(params.retrievers, searched, device))
-        searched, retrievers = searches[order]
-        if not retrievers:
-            raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
+    chance: dict[str, dict[str, float]] = {}
+    for prepared in query_sets(params, chunks):
+        query_set, texts = prepared.query_set, prepared.texts
         vectors = read_vectors(EMBEDDINGS, query_set.name, query_set.qids)  # named as the set
+        searched, retrievers = _search(searches, corpus, query_set, params, device)
         queries = Queries(query_set, texts, vectors)
         ranked = rank_all(retrievers, queries, depth)
+        by_chunk = {name: found.indices for name, found in ranked.items()}
+        if prepared.chunk_items is not None:  # documents ranked: rank chunks for the contexts
+            by_chunk = _rank_chunks(searches, corpus, prepared, vectors, params, device, depth)
+        chance[query_set.name] = chance_means(
+            query_set, prepared.views, ks, depth, sp.chance_rankings, sp.chance_seed
+        )
+        _flag_chance(query_set, chance[query_set.name], sp)
         for retriever, found in ranked.items():
-            values, rows = score_ranked(query_set, retriever, found, ks, sp.headline)
+            views = prepared.views if retriever in by_chunk else None
+            values, rows = score_ranked(
+                query_set, retriever, found, ks, sp.headline, views, by_chunk.get(retriever)
+            )
             if retriever == "ann":  # what the index misses against exact search
                 exact = ranked.get("dense") or Dense(searched, device).rank(queries, depth, {})
                 values.update(recall_loss(found, exact, ks))
@@ -142,7 +204,7 @@ def main(params: Params) -> None:
             runs[f"{query_set.name}.{retriever}"] = trec_run(
                 query_set.qids, query_set.item_ids, found, retriever
             )
-            log.info("%s/%s: %s", query_set.name, retriever, _headline(values))
+            log.info("%s/%s: %s", query_set.name, retriever, _headline(values, sp.headline))
         if query_set.name == "synthetic":
             _write_golden_exports(queries, chunks)
             text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
@@ -156,9 +218,66 @@ def main(params: Params) -> None:
         _write(EXPORT / "runs" / f"{name}.trec", text)
     headline, detail = split_metrics(metrics, sp.headline)
     _write_json("metrics/scores.json", headline)
-    _write_json("metrics/detail.json", detail)
+    _write_json("metrics/detail.json", {**detail, "chance": chance})
     _write_json("metrics/intervals.json", headline_intervals(results, sp.headline, sp.intervals))
     _write_json("plots/recall_at_k.json", recall_plot_rows(metrics, ks))
+
+
+def _search(
+    searches: dict, corpus: Corpus, query_set: QuerySet, params: Params, device
+) -> tuple[Corpus, dict]:
+    """The retrievers over the chunks in the query set's order: one index per order, shared."""
+    order = None if query_set.rows is None else query_set.rows.tobytes()
+    if order not in searches:
+        searched = corpus_for(corpus, query_set)
+        searches[order] = (searched, build_retrievers(params.retrievers, searched, device))
+    searched, retrievers = searches[order]
+    if not retrievers:
+        raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
+    return searched, retrievers
+
+
+def _rank_chunks(
+    searches: dict, corpus: Corpus, prepared: Prepared, vectors, params: Params, device, depth
+) -> dict[str, np.ndarray]:
+    """Chunk items ranked for a set whose items are documents; a run file of documents has
+    no chunk ranking, so its retriever gets no context view."""
+    chunk_items = prepared.chunk_items
+    _, retrievers = _search(searches, corpus, chunk_items, params, device)
+    chunk_retrievers = {
+        name: retriever
+        for name, retriever in retrievers.items()
+        if not isinstance(retriever, ExternalRunFile)
+    }
+    queries = Queries(chunk_items, prepared.texts, vectors)
+    return {
+        name: found.indices for name, found in rank_all(chunk_retrievers, queries, depth).items()
+    }
+
+
+def _flag_chance(query_set: QuerySet, chance: dict[str, float], sp) -> None:
+    """One warning per headline metric that a random ranking already scores above
+    score.max_chance."""
+    for name in sp.headline:
+        level = chance.get(name)
+        if level is not None and level > sp.max_chance:
+            log.warning(
+                "warning: %s: a random ranking of its %d %s scores %s %.3g, above "
+                "score.max_chance %.3g: more documents%s",
+                query_set.name,
+                chance[DOCUMENTS if name.startswith("doc_") else ITEMS],
+                "documents" if name.startswith("doc_") else "items",
+                name,
+                level,
+                sp.max_chance,
+                _remedy(name),
+            )
+
+
+def _remedy(metric: str) -> str:
+    if metric.startswith("context_"):
+        return ", or a smaller budget"
+    return ", or smaller k" if "@" in metric else ""
 
 
 def _write_golden_exports(queries: Queries, chunks: pd.DataFrame) -> None:
@@ -185,8 +304,8 @@ def _worst_misses(params: Params, query_set: QuerySet, ranked: dict, texts: list
     )
 
 
-def _headline(values: dict[str, float]) -> str:
-    shown = ["recall@10", "mrr", "ndcg@10", "recall_loss@10", "n_queries"]
+def _headline(values: dict[str, float], headline: list[str]) -> str:
+    shown = [*headline, "recall_loss@10", "n_queries"]
     return ", ".join(f"{name} {values[name]:.4g}" for name in shown if name in values)
 
 

@@ -11,6 +11,7 @@ from goldenset.compare import (
     Settings,
     Texts,
     compare,
+    metric_columns,
     most_regressed,
     pair,
     render_markdown,
@@ -149,3 +150,14 @@ def test_three_query_sets_each_compared_with_their_own_questions_and_evidence():
     assert 'outranked by other1 "a chunk above"' in shown["labelled"]  # labelled ranks chunks
     assert 'evidence "generated evidence"' in shown["synthetic"]
     assert "evidence" not in shown["real"] and '"a document above"' in shown["real"]
+
+
+def test_every_view_of_the_metrics_is_a_metric_column():
+    names = [
+        "recall@10", "hit@1", "precision@5", "ndcg@10", "mrr",
+        "doc_recall@10", "doc_hit@1", "doc_precision@3", "doc_ndcg@10", "doc_mrr",
+        "context_recall@512", "context_precision@256", "context_iou@1024", "context_hit@512",
+    ]  # fmt: skip
+    others = ["qid", "query_set", "retriever", "first_relevant_rank", "top_ids", "context@512"]
+    results = pd.DataFrame(columns=[*others, *names])
+    assert metric_columns(results) == names

@@ -55,19 +55,18 @@ def test_metrics_files_keep_the_diff_readable(project):
     scores = json.loads((project / "metrics/scores.json").read_text())
     detail = json.loads((project / "metrics/detail.json").read_text())
     intervals = json.loads((project / "metrics/intervals.json").read_text())
-    assert set(scores["real"]["dense"]) == {"ndcg@10", "recall@10", "mrr", "n_queries"}
+    # real queries are judged per document: no doc_ view, and the context hit alone
+    headline = {"context_hit@512", "ndcg@10", "recall@10", "mrr"}
+    assert set(scores["real"]["dense"]) == {*headline, "n_queries"}
     assert "precision@5" in detail["real"]["dense"] and "mrr" not in detail["real"]["dense"]
     for set_name, retrievers in scores.items():
         for retriever, values in retrievers.items():
-            for metric in ("ndcg@10", "recall@10", "mrr"):
+            for metric in headline:
                 bounds = intervals[set_name][retriever][metric]
                 assert bounds["low"] <= values[metric] <= bounds["high"]
     diff = json.loads(run(["dvc", "metrics", "diff", "baseline", "short", "--json"], project))
     assert set(diff["metrics/scores.json"]) <= {
-        f"{s}.{r}.{m}"
-        for s in scores
-        for r in scores[s]
-        for m in ("ndcg@10", "recall@10", "mrr", "n_queries")
+        f"{s}.{r}.{m}" for s in scores for r in scores[s] for m in (*headline, "n_queries")
     }
 
 
@@ -94,7 +93,9 @@ def test_a_much_worse_embedding_is_a_significant_regression(project):
     assert table["| real", "dense", "ndcg@10"].endswith("| REGRESSION |")
     bm25 = table["| real", "bm25", "ndcg@10"]
     assert "| +0.0000 |" in bm25 and "REGRESSION" not in bm25  # bm25 does not embed
-    assert "Most regressed questions (ndcg@10)" in out
+    # the first headline metric real queries have (doc_ndcg@10 is a span-judged set's)
+    assert "Most regressed questions (context_hit@512)" in out
+    assert "| real | dense | doc_ndcg@10 |" not in out  # no row for a metric without values
     assert "significant regression(s) beyond budget" in out
     # what a user recognises: the query text and the text of what outranked the evidence
     queries = [json.loads(line) for line in (project / "data/docs/queries.jsonl").open()]

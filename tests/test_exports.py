@@ -76,6 +76,7 @@ def scored(tmp_path_factory) -> Path:
     docs = sample_documents(30)
     chunks = chunk_documents(docs, ChunkParams(strategy="sentences", max_size=250))
     (project / "data").mkdir()
+    docs.to_parquet(project / "data/documents.parquet", index=False)
     chunks.to_parquet(project / "data/chunks.parquet", index=False)
     golden = golden_questions(chunks)
     (project / "data/goldenset.jsonl").write_text("".join(json.dumps(q) + "\n" for q in golden))
@@ -121,7 +122,10 @@ def scored(tmp_path_factory) -> Path:
 def all_metrics(project: Path) -> dict:
     """The headline metrics and the long tail, merged per query set and retriever."""
     merged = json.loads((project / "metrics/scores.json").read_text())
-    for set_name, retrievers in json.loads((project / "metrics/detail.json").read_text()).items():
+    detail = json.loads((project / "metrics/detail.json").read_text())
+    for set_name, retrievers in detail.items():
+        if set_name == "chance":  # levels per query set, not per retriever
+            continue
         for retriever, values in retrievers.items():
             merged[set_name][retriever].update(values)
     return merged
@@ -227,3 +231,50 @@ def test_strictly_decreasing_keeps_order_and_values():
     np.testing.assert_allclose(separated, scores, rtol=1e-6, atol=1e-40)
     # what a run file holds reads back as the same float32 value
     assert [np.float32(float(f"{score}")) for score in separated] == separated.tolist()
+
+
+def test_document_and_context_views_and_chance_levels_reach_the_metric_files(scored):
+    """The chunk-size-fair views in scores.json (headline) and results.parquet (per question,
+    averaging to the headline), their other budgets and ks in detail.json, and the chance
+    levels; the document view read back from the synthetic run file agrees with pytrec_eval."""
+    scores = json.loads((scored / "metrics/scores.json").read_text())
+    detail = json.loads((scored / "metrics/detail.json").read_text())
+    results = pd.read_parquet(scored / "data/results.parquet")
+    for retriever in RETRIEVERS:
+        synthetic, real = scores["synthetic"][retriever], scores["real"][retriever]
+        assert {"doc_ndcg@10", "context_recall@512", "context_hit@512"} <= set(synthetic)
+        assert "context_hit@512" in real and "doc_ndcg@10" not in real
+        rows = results[(results.query_set == "synthetic") & (results.retriever == retriever)]
+        for name in ("doc_ndcg@10", "context_recall@512", "context_hit@512", "ndcg@10"):
+            assert rows[name].notna().all()
+            assert rows[name].mean() == pytest.approx(synthetic[name], abs=1e-12), name
+        more = detail["synthetic"][retriever]
+        for budget in (256, 1024):
+            for name in ("recall", "precision", "iou", "hit"):
+                assert 0.0 <= more[f"context_{name}@{budget}"] <= 1.0
+        assert more["context_recall@256"] <= synthetic["context_recall@512"]
+        assert synthetic["context_recall@512"] <= more["context_recall@1024"]
+    for set_name in ("synthetic", "real"):
+        chance = detail["chance"][set_name]
+        assert 0.0 < chance["recall@1"] < chance["recall@10"] <= 1.0
+        assert 0.0 <= chance["context_hit@256"] <= chance["context_hit@1024"] <= 1.0
+    assert "context_recall@512" in detail["chance"]["synthetic"]
+    assert "context_recall@512" not in detail["chance"]["real"]
+    assert detail["chance"]["synthetic"]["doc_recall@1"] == pytest.approx(
+        1 / detail["chance"]["synthetic"]["documents"]
+    )
+
+    chunks = pd.read_parquet(scored / "data/chunks.parquet").set_index("chunk_id")
+    golden = [json.loads(line) for line in (scored / "data/goldenset.jsonl").open()]
+    qrels = {q["qid"]: {q["doc_id"]: 1} for q in golden}
+    run = read_trec_run(scored / "data/export/runs/synthetic.dense.trec")
+    by_doc = {
+        qid: {
+            doc: max(s for c, s in ranked.items() if chunks.loc[c, "doc_id"] == doc)
+            for doc in {chunks.loc[c, "doc_id"] for c in ranked}
+        }
+        for qid, ranked in run.items()
+    }
+    ours = scores["synthetic"]["dense"]["doc_ndcg@10"]
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(by_doc)
+    assert ours == pytest.approx(np.mean([v["ndcg_cut_10"] for v in theirs.values()]), abs=1e-9)

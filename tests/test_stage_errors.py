@@ -26,6 +26,8 @@ def small_project(
         }
     )
     (folder / "data").mkdir(parents=True)
+    documents = pd.DataFrame({"doc_id": ["a", "b"], "text": ["red apple green pear", "blue plum"]})
+    documents.to_parquet(folder / "data/documents.parquet", index=False)
     chunks.to_parquet(folder / "data/chunks.parquet", index=False)
     (folder / "data/goldenset.jsonl").write_text("")
     qids = ["q1"] if qrels_rows else []
@@ -40,7 +42,10 @@ def small_project(
     write_vectors(folder / "data/embeddings", "chunks", chunks["chunk_id"].tolist(), vectors)
     write_vectors(folder / "data/embeddings", "real", ["q1"], vectors[1:2])
     write_vectors(folder / "data/embeddings", "synthetic", [], np.zeros((0, 3), np.float32))
-    (folder / "params.yaml").write_text(f"score:\n  ks: {ks}\n  headline: [recall@1, mrr]\n")
+    # two documents: every chance level is high, and not what these tests are about
+    (folder / "params.yaml").write_text(
+        f"score:\n  ks: {ks}\n  headline: [recall@1, mrr]\n  max_chance: 1.0\n"
+    )
     return folder
 
 

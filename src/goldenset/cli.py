@@ -97,7 +97,9 @@ def run_compare(args: argparse.Namespace) -> int:
             )
         metrics = list(args.metrics)
     rows = compare(paired, metrics, settings)
-    regressed = most_regressed(paired, metrics[0], args.show) if args.show > 0 else []
+    # the first metric the runs have values of (doc_ metrics are empty on real queries alone)
+    shown = next((m for m in metrics if paired[f"{m}_b"].notna().any()), metrics[0])
+    regressed = most_regressed(paired, shown, args.show) if args.show > 0 else []
     texts = (
         read_texts(revs[1], args.repo, {item.query_set for item in regressed})
         if regressed

@@ -17,7 +17,10 @@ from goldenset.errors import GoldensetError
 from goldenset.stats import EXACT_MAX_N, bootstrap_interval, randomization_test
 
 KEYS = ["query_set", "retriever", "qid"]
-METRIC_COLUMN = re.compile(r"(recall|hit|ndcg|precision)@\d+|mrr")
+# per-chunk (and, on real queries, per-document), document-view and context-budget metrics
+METRIC_COLUMN = re.compile(
+    r"(doc_)?(recall|hit|ndcg|precision)@\d+|(doc_)?mrr|context_(recall|precision|iou|hit)@\d+"
+)
 
 
 class DifferentQuestions(GoldensetError):
@@ -105,6 +108,8 @@ def compare(paired: pd.DataFrame, metrics: list[str], settings: Settings) -> lis
     for (set_name, retriever), group in paired.groupby(["query_set", "retriever"], sort=False):
         for metric in metrics:
             values = group[[f"{metric}_a", f"{metric}_b"]].dropna().to_numpy(dtype=np.float64)
+            if not len(values):  # a metric this query set does not have (doc_ on real queries)
+                continue
             rows.append(
                 _compare_one(set_name, retriever, metric, values[:, 0], values[:, 1], settings)
             )

@@ -130,7 +130,11 @@ class IntervalParams(Section):
     seed: int = 0
 
 
-HEADLINE_METRIC = re.compile(r"(recall|hit|ndcg|precision)@(\d+)|mrr")
+# per-chunk view (k), document view (k) and context-budget view (a budget in tokens)
+HEADLINE_METRIC = re.compile(
+    r"(?:doc_)?(?:recall|hit|ndcg|precision)@(\d+)|(?:doc_)?mrr"
+    r"|context_(?:recall|precision|iou|hit)@(\d+)"
+)
 
 
 class ScoreParams(Section):
@@ -143,6 +147,21 @@ class ScoreParams(Section):
         description="metrics/scores.json and per-question columns; the rest go to detail.json",
     )
     intervals: IntervalParams = Field(default_factory=IntervalParams)
+    budgets: list[int] = Field(
+        default_factory=lambda: [256, 512, 1024],
+        description="context-budget view: tokens of ranked chunks put in a context",
+    )
+    tokenizer: str = Field(
+        "sentence-transformers/all-MiniLM-L6-v2",
+        description="counts the budget's tokens, whatever embed.model is (offline tokenizer.json)",
+    )
+    max_chance: float = Field(
+        0.05, ge=0, le=1, description="warn when a headline metric's chance level exceeds this"
+    )
+    chance_rankings: int = Field(
+        10, ge=0, description="random rankings that estimate the context metrics' chance levels"
+    )
+    chance_seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="exact dense scoring: auto is a GPU when torch sees one, else the CPU"
     )
@@ -155,16 +174,23 @@ class ScoreParams(Section):
         if any(k <= 0 for k in self.ks):
             raise ValueError(f"score.ks must be positive integers, got {self.ks}")
         self.ks = sorted(set(self.ks))
+        if any(budget <= 0 for budget in self.budgets):
+            raise ValueError(f"score.budgets must be positive token counts, got {self.budgets}")
+        self.budgets = sorted(set(self.budgets))
         for name in self.headline:
             match = HEADLINE_METRIC.fullmatch(name)
             if match is None:
                 raise ValueError(
                     f"score.headline: unknown metric {name!r}; use recall@k, hit@k, ndcg@k, "
-                    "precision@k or mrr"
+                    "precision@k, mrr, their doc_ forms, or context_recall@B, "
+                    "context_precision@B, context_iou@B, context_hit@B"
                 )
-            if match.group(2) and int(match.group(2)) not in self.ks:
+            k, budget = match.group(1), match.group(2)
+            if k and int(k) not in self.ks:
+                raise ValueError(f"score.headline: {name} needs k={k} in score.ks {self.ks}")
+            if budget and int(budget) not in self.budgets:
                 raise ValueError(
-                    f"score.headline: {name} needs k={match.group(2)} in score.ks {self.ks}"
+                    f"score.headline: {name} needs {budget} in score.budgets {self.budgets}"
                 )
         return self
 

@@ -9,10 +9,14 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
-from goldenset.metrics import QUERY_KEY, evaluate, judged_gains, mean_metrics, relevant_counts
+from goldenset.chance import chance_levels, context_chance
+from goldenset.metrics import N_RELEVANT_KEY, QUERY_KEY, evaluate, judged_gains, relevant_counts
 from goldenset.retrieval import TopK
+from goldenset.views import Views, context_view, document_view
 
 log = logging.getLogger("goldenset")
+# keys of chance_means() that count what a random ranking draws from
+ITEMS, DOCUMENTS = "items", "documents"
 
 
 @dataclass(frozen=True)
@@ -28,13 +32,21 @@ class QuerySet:
 
 
 def score_ranked(
-    query_set: QuerySet, retriever: str, found: TopK, ks: list[int], headline: list[str]
+    query_set: QuerySet,
+    retriever: str,
+    found: TopK,
+    ks: list[int],
+    headline: list[str],
+    views: Views | None = None,
+    chunk_ranked: np.ndarray | None = None,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Mean metrics over the judged queries, and one result row per query, from ranked lists
     (item indices best first, padded with -1 where shorter).
 
     The rows carry each query's value of the ``headline`` metrics (NaN for a query without any
-    relevant item), the very numbers the means average: intervals and comparisons use them.
+    relevant item, or a metric this set does not have), the very numbers the means average:
+    intervals and comparisons use them. ``chunk_ranked``: the ranking of chunk items the
+    context view reads (default: ``found``, when the set's items are chunks).
     """
     n_items = len(query_set.item_ids)
     if max(ks) > n_items:
@@ -45,15 +57,73 @@ def score_ranked(
             max(ks),
             max(ks),
         )
-    per_query = evaluate(found.indices, query_set.qrels, ks)
-    metrics = mean_metrics(per_query)
+    n_queries = len(query_set.qids)
+    per_query = _every_query(evaluate(found.indices, query_set.qrels, ks), n_queries)
+    if views is not None:
+        per_query.update(_view_metrics(views, found.indices, chunk_ranked, ks, n_queries))
+    metrics = {name: _mean(values) for name, values in per_query.items()}
     metrics["n_queries"] = float((relevant_counts(query_set.qrels) > 0).sum())
     rows = _result_rows(query_set, retriever, found, max(ks))
     for name in headline:
-        values = np.full(len(rows), np.nan)
-        values[per_query[QUERY_KEY]] = per_query[name]
-        rows[name] = values
+        rows[name] = per_query.get(name, np.full(n_queries, np.nan))
     return metrics, rows
+
+
+def _view_metrics(
+    views: Views, found: np.ndarray, chunk_ranked: np.ndarray | None, ks: list[int], n: int
+) -> dict[str, np.ndarray]:
+    per_query: dict[str, np.ndarray] = {}
+    if views.items is not None and views.doc_qrels is not None:
+        chunk_doc = views.context.chunk_doc
+        per_query.update(
+            _every_query(document_view(found, views.items, chunk_doc, views.doc_qrels, ks), n)
+        )
+    ranked = found if chunk_ranked is None else chunk_ranked
+    context = context_view(ranked, views.context, views.budgets)
+    if views.context.evidence is None:  # judged per document: the hit is all it can measure
+        context = {name: values for name, values in context.items() if "_hit@" in name}
+    per_query.update(context)
+    return per_query
+
+
+def _every_query(per_query: dict[str, np.ndarray], n_queries: int) -> dict[str, np.ndarray]:
+    """evaluate()'s metrics with one value per query, NaN for those it left out (unjudged)."""
+    out = {}
+    for name, values in per_query.items():
+        if name in (QUERY_KEY, N_RELEVANT_KEY):
+            continue
+        full = np.full(n_queries, np.nan)
+        full[per_query[QUERY_KEY]] = values
+        out[name] = full
+    return out
+
+
+def _mean(values: np.ndarray) -> float:
+    """Mean over the queries that have a value (NaN when none has)."""
+    kept = values[~np.isnan(values)]
+    return float(kept.mean()) if kept.size else float("nan")
+
+
+def chance_means(
+    query_set: QuerySet, views: Views, ks: list[int], depth: int, rankings: int, seed: int
+) -> dict[str, float]:
+    """Mean chance level of each metric over the judged queries (goldenset.chance), with the
+    number of items (and, for the document view, documents) a random ranking draws from.
+    ``rankings`` random rankings estimate the context metrics' (0: none)."""
+    n_items = len(query_set.item_ids)
+    levels = chance_levels(query_set.qrels, n_items, ks, depth)
+    out = {ITEMS: float(n_items), **{name: _mean(values) for name, values in levels.items()}}
+    if views.doc_qrels is not None:
+        n_docs = len(views.context.token_starts)
+        levels = chance_levels(views.doc_qrels, n_docs, ks, depth)
+        out[DOCUMENTS] = float(n_docs)
+        out.update({f"doc_{name}": _mean(values) for name, values in levels.items()})
+    if rankings:
+        levels = context_chance(views.context, views.budgets, depth, rankings, seed)
+        if views.context.evidence is None:
+            levels = {name: values for name, values in levels.items() if "_hit@" in name}
+        out.update({name: _mean(values) for name, values in levels.items()})
+    return out
 
 
 def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.DataFrame:
