@@ -116,6 +116,11 @@ class WindowFrequency:
         """0.0 for a word the corpus never uses (as rare as it gets)."""
         return self.counts.get(word, 0) / max(self.windows, 1)
 
+    def is_rare(self, word: str, max_share: float) -> bool:
+        """In at most max_share of the windows, or in one place only (the two windows that
+        overlap there): in a corpus of a few short documents no share is small enough."""
+        return self.counts.get(word, 0) <= max(2, max_share * self.windows)
+
 
 # --- specificity: does a question name what its evidence is about? ---------------------------
 
@@ -157,7 +162,7 @@ def answered_terms(question: str, evidence: str) -> set[str]:
 def distinctive_words(text: str, rarity: WindowFrequency, max_share: float) -> set[str]:
     """A text's words that could name its subject: content words in at most max_share of the
     corpus's windows, and words written as names (marked_terms)."""
-    rare = {word for word in content_words(text) if rarity.share(word) <= max_share}
+    rare = {word for word in content_words(text) if rarity.is_rare(word, max_share)}
     return rare | marked_terms(text)
 
 
@@ -165,9 +170,9 @@ def distinctive_terms(
     question: str, evidence: str, rarity: WindowFrequency, max_share: float
 ) -> set[str]:
     """The question's words that name its evidence's subject: shared with the evidence, and
-    either rare in the corpus (in at most max_share of its windows) or written as a name."""
+    either rare in the corpus (WindowFrequency.is_rare) or written as a name."""
     rare_stems = {
-        _stem(word) for word in content_words(evidence) if rarity.share(word) <= max_share
+        _stem(word) for word in content_words(evidence) if rarity.is_rare(word, max_share)
     }
     evidence_tokens = {token.lower() for token in _WRITTEN.findall(evidence)}
     rare = {word for word in content_words(question) if _stem(word) in rare_stems}
