@@ -145,6 +145,7 @@ def test_a_passage_that_repeats_a_chosen_one_is_not_asked_twice():
     deduped = sample(
         filing, max_questions=40, passage_size=300, min_chars=100, duplicate_jaccard=0.8
     )
+
     def only_boilerplate(passages):
         return [p for p in passages if not p.text.replace(boiler.strip(), "").strip()]
 

@@ -139,8 +139,8 @@ def marked_terms(question: str) -> set[str]:
     numbers (216, IL-4), and capitalised words after the first ("Louvre")."""
     marked = set()
     for number, token in enumerate(_WRITTEN.findall(question)):
-        if len(token) < 2:
-            continue
+        if len(token) < 2 or (token.isdigit() and len(token) < 3):
+            continue  # "I", and the "24" of "1·24": too common to name anything
         if (
             any(c.isdigit() for c in token)
             or any(c.isupper() for c in token[1:])
