@@ -274,3 +274,15 @@ def test_a_person_the_question_does_not_name_is_invalid(question):
 
 def test_naming_the_person_is_fine():
     assert validate_question("Which groups did the senator from Ohio meet with?", PASSAGE)
+
+
+def test_in_a_corpus_of_a_few_short_documents_a_word_in_one_place_is_rare():
+    # three one-window documents: no word can be in at most 1% of three windows
+    tiny = WindowFrequency(WindowIndex.of(text) for text in [PASSAGE, MUSEUM, "Other text."])
+    assert tiny.windows == 3 and tiny.share("assam") == 1 / 3
+    assert tiny.is_rare("assam", 0.01) and not RARITY.is_rare("garden", 0.01)
+    specific = "Can you get a cup of Assam at a London museum?"
+    checked = validate_question(
+        specific, MUSEUM, evidence=EVIDENCE, specificity=Specificity(tiny, 0.01)
+    )
+    assert checked == specific
