@@ -79,7 +79,7 @@ def main() -> None:
         examples = pick_examples(shown, params.example_count, params.seed)
         started = time.perf_counter()
         run = run_generation(
-            documents, params, provider=provider, progress=False, example_queries=examples
+            documents, params, provider=provider, progress=True, example_queries=examples
         )
         seconds = time.perf_counter() - started
     stats, rows = run.stats, run.rows
