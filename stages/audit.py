@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from goldenset.audit import document_texts, real_query_overlaps, render_report, run_audit
+from goldenset.audit import document_indexes, real_query_echoes, render_report, run_audit
 from goldenset.errors import GoldensetError
 from goldenset.params import Params
 from goldenset.querysets import read_goldenset
@@ -35,7 +35,7 @@ def real_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
 
 
 def main(params: Params) -> None:
-    documents = document_texts(pd.read_parquet(DOCUMENTS, columns=["doc_id", "title", "text"]))
+    documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
     golden = read_goldenset(GOLDENSET)
     if "evidence" not in golden:
         golden["evidence"] = pd.Series(dtype=str)
@@ -45,8 +45,10 @@ def main(params: Params) -> None:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, "synthetic", golden["qid"].astype(str).tolist())
     real = real_queries()
-    overlaps = real_query_overlaps(real[0], real[1], documents) if real is not None else None
-    audit = run_audit(golden, documents, vectors, stats, overlaps, params.audit)
+    echoes = real_query_echoes(real[0], real[1], documents) if real is not None else None
+    audit = run_audit(
+        golden, documents, vectors, stats, echoes, params.audit, params.generate.distinctive_share
+    )
     for path, text in [
         (METRICS, json.dumps(audit.metrics, indent=2) + "\n"),
         (REPORT, render_report(audit, params.audit)),
@@ -55,12 +57,14 @@ def main(params: Params) -> None:
         write_atomically(path, text)
     m = audit.metrics
     log.info(
-        "audit: %d questions, overlap with document median %s (real queries %s), "
-        "echo share %s, 'what is' share %s, %d near-duplicates; see %s",
+        "audit: %d questions, echo median %s (real queries %s), echo share %s, specific %s, "
+        "answered %s, 'what is' share %s, %d near-duplicates; see %s",
         m["questions"],
-        m["overlap_document"]["median"],
-        m.get("real_queries", {}).get("overlap_document", {}).get("median", "n/a"),
+        m["echo"]["median"],
+        m.get("real_queries", {}).get("echo", {}).get("median", "n/a"),
         m["echo_share"],
+        m["specific_share"],
+        m["answered_share"],
         m["definitional_share"],
         m["near_duplicates"],
         REPORT,

@@ -7,16 +7,18 @@ import pandas as pd
 import pytest
 
 from goldenset.audit import (
+    document_indexes,
     is_definitional,
     near_duplicate_pairs,
-    real_query_overlaps,
+    real_query_echoes,
     render_report,
     run_audit,
 )
+from goldenset.echo import overlap
 from goldenset.generation.dedupe import near_duplicates
 from goldenset.params import AuditParams
 
-DOCUMENTS = {
+TEXTS = {
     "d1": "Backups. The backup job runs nightly at two and copies every volume to tape storage.",
     "d2": "Restores. Restoring a volume needs a ticket to the storage team and takes one day.",
     "d3": "Billing. Invoices are sent monthly; disputes go to the finance desk within thirty days.",
@@ -26,6 +28,7 @@ EVIDENCE = {
     "d2": "Restoring a volume needs a ticket to the storage team and takes one day.",
     "d3": "Invoices are sent monthly; disputes go to the finance desk within thirty days.",
 }
+DOCUMENTS = document_indexes(pd.DataFrame({"doc_id": list(TEXTS), "text": list(TEXTS.values())}))
 STATS = {"answers": 5, "yield": 0.6, "rejects": {"evidence_not_in_passage": 2}}
 PARAMS = AuditParams(sample_size=2, seed=3)
 
@@ -52,9 +55,9 @@ ECHOING = golden(
 )
 PARAPHRASED = golden(
     {
-        "d1": "When do our servers get saved, and where do the copies end up?",
-        "d2": "How can I get deleted files back?",
-        "d3": "Who handles a wrong charge on my bill?",
+        "d1": "When do our servers get saved to tape, and where do the copies end up?",
+        "d2": "How can I get a deleted volume back?",
+        "d3": "Who handles a wrong charge on my invoice?",
     }
 )
 
@@ -62,12 +65,12 @@ PARAPHRASED = golden(
 def test_a_golden_set_that_echoes_its_evidence_is_flagged():
     audit = run_audit(ECHOING, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
     m = audit.metrics
-    assert m["overlap_evidence"]["median"] == 1.0 and m["overlap_document"]["median"] == 1.0
+    assert m["overlap_evidence"]["median"] == 1.0 and m["echo"]["median"] == 1.0
     assert m["echo_share"] == 1.0
     assert m["flags"] == 1 and audit.flags[0].startswith("echo: 100% of questions")
     calm = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
     assert calm.metrics["echo_share"] == 0.0 and calm.flags == []
-    assert calm.metrics["overlap_document"]["median"] < 0.5
+    assert calm.metrics["echo"]["median"] < 0.5
 
 
 def test_echo_beyond_real_queries_is_flagged_and_both_are_measured_the_same_way():
@@ -75,12 +78,13 @@ def test_echo_beyond_real_queries_is_flagged_and_both_are_measured_the_same_way(
     qrels = pd.DataFrame(
         {"qid": ["r1", "r2", "r2"], "doc_id": ["d1", "d3", "d2"], "grade": [1, 1, 0]}
     )
-    overlaps = real_query_overlaps(queries, qrels, DOCUMENTS)
-    assert overlaps == [pytest.approx(2 / 3), 0.0]  # the grade-0 judgment is not relevant
-    audit = run_audit(ECHOING, DOCUMENTS, orthogonal(3), STATS, overlaps, PARAMS)
+    echoes = real_query_echoes(queries, qrels, DOCUMENTS)
+    assert echoes == [pytest.approx(2 / 3), 0.0]  # the grade-0 judgment is not relevant
+    audit = run_audit(ECHOING, DOCUMENTS, orthogonal(3), STATS, echoes, PARAMS)
     real = audit.metrics["real_queries"]
-    assert real["pairs"] == 2 and real["overlap_document"]["median"] == pytest.approx(0.3333, 1e-3)
-    assert any("real queries 0.33" in flag for flag in audit.flags)
+    assert real["pairs"] == 2 and real["echo"]["median"] == pytest.approx(0.3333, 1e-3)
+    assert audit.metrics["echo_median_gap"] == pytest.approx(0.6667, 1e-3)
+    assert any("real queries 0.33" in flag and "flatter" in flag for flag in audit.flags)
 
 
 def test_figures_from_generation_and_coverage():
@@ -90,7 +94,7 @@ def test_figures_from_generation_and_coverage():
     assert m["rejects"] == {"total": 2, "evidence_not_in_passage": 2}
     assert (m["documents_covered"], m["documents"]) == (2, 3)
     empty = run_audit(PARAPHRASED.iloc[:0], DOCUMENTS, orthogonal(0), {}, None, PARAMS)
-    assert empty.metrics["overlap_document"] == {"median": None, "p90": None}
+    assert empty.metrics["echo"] == {"median": None, "p90": None}
     assert empty.metrics["echo_share"] is None and empty.flags == []
 
 
@@ -145,7 +149,7 @@ def test_report_shows_figures_flags_worst_echoes_duplicates_and_a_seeded_sample(
     assert report == render_report(audit, PARAMS)
     for heading in ["## Figures", "## Flags", "## Worst echoes", "## Near-duplicate", "## Random"]:
         assert heading in report
-    assert "| overlap_document.median | 1.0 |" in report
+    assert "| echo.median | 1.0 |" in report
     assert "> The backup job runs nightly" in report
     sample = report.split("## Random sample (seed 3)")[1]
     assert sample.count("- **") == 2
@@ -168,3 +172,61 @@ def test_dropped_near_duplicates_become_rejects_that_name_the_kept_question():
     (reject,) = rejects
     assert reject["reason"] == "near_duplicate" and reject["question"] == rows[1]["question"]
     assert "with q0" in reject["reasons"][0]
+
+
+FILLER = " ".join(
+    f"Section {i}. The quarterly report lists revenue, costs, staff, offices and suppliers."
+    for i in range(2000)
+)
+# more than a window of words that no question here uses, between the evidence and the filler
+PADDING = " ".join(["Nothing further was noted on this page."] * 20)
+
+
+def test_echo_is_the_same_on_a_short_and_a_very_long_document():
+    # the same evidence alone, and between ~200k characters of a filing that holds the question's
+    # other words: the whole-document share counted 'revenue' and 'costs' as echoed words
+    question = "When does the backup job copy volumes to tape, and what revenue costs?"
+    long_text = " ".join([FILLER, PADDING, TEXTS["d1"], PADDING, FILLER])
+    assert len(long_text) > 200_000
+    assert overlap(question, long_text) > overlap(question, TEXTS["d1"])  # the old measure
+    rows = golden({"d1": question}).assign(doc_id="s")
+    echoes = [
+        run_audit(
+            rows,
+            document_indexes(pd.DataFrame({"doc_id": ["s"], "text": [text]})),
+            orthogonal(1),
+            STATS,
+            None,
+            PARAMS,
+        ).metrics["echo"]
+        for text in (TEXTS["d1"], long_text)
+    ]
+    assert echoes[0] == echoes[1]
+    assert echoes[0]["median"] == pytest.approx(overlap(question, TEXTS["d1"]))
+
+
+def test_specific_and_answered_shares_and_their_flag():
+    rows = golden(
+        {
+            "d1": "How often does the tape storage backup run?",  # specific, answered
+            "d2": "How long does it take to get something back?",  # answered by nothing
+            "d3": "When are the bills due?",  # no distinctive word of its evidence
+        }
+    )
+    rows.loc[1, "evidence"] = EVIDENCE["d3"]
+    audit = run_audit(rows, DOCUMENTS, orthogonal(3), STATS, None, PARAMS, distinctive_share=0.34)
+    q = audit.questions
+    assert q["answered"].tolist() == [True, False, False]
+    assert q["specific"].tolist() == [True, False, False]
+    assert audit.metrics["specific_share"] == pytest.approx(0.3333, 1e-3)
+    assert any(flag.startswith("specific_share: only 33%") for flag in audit.flags)
+    assert "vague, not answered" in render_report(audit, PARAMS)
+    everyone = run_audit(rows, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
+    assert everyone.metrics["specific_share"] == 1.0
+
+
+def test_a_golden_set_vaguer_than_real_queries_is_flagged_too():
+    echoes = [1.0, 1.0, 1.0]
+    audit = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, echoes, PARAMS)
+    assert audit.metrics["echo_median_gap"] < -PARAMS.echo_median_tolerance
+    assert any("drops the terms real users type" in flag for flag in audit.flags)

@@ -10,14 +10,14 @@ import pandas as pd
 
 from goldenset.vectors import write_vectors
 from tests.stages import assert_one_line_error, run_stage
-from tests.test_audit import DOCUMENTS, ECHOING
+from tests.test_audit import ECHOING, TEXTS
 
 
 def make_project(tmp_path):
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)
-    titles, texts = zip(*(text.split(". ", 1) for text in DOCUMENTS.values()), strict=True)
-    pd.DataFrame({"doc_id": list(DOCUMENTS), "title": titles, "text": texts}).to_parquet(
+    titles, texts = zip(*(text.split(". ", 1) for text in TEXTS.values()), strict=True)
+    pd.DataFrame({"doc_id": list(TEXTS), "title": titles, "text": texts}).to_parquet(
         project / "data" / "documents.parquet"
     )
     rows = ECHOING.assign(evidence_start=0, evidence_end=1).to_dict("records")

@@ -110,3 +110,56 @@ def test_sampled_passages_carry_their_targets():
         for start, end in passage.targets:
             assert 0 <= start < end <= len(passage.text)
             assert len(passage.text[start:end].split()) >= MIN_TARGET_WORDS
+
+
+def test_long_documents_get_more_passages_but_not_in_proportion():
+    # one document 64 times as long as each of the eight others
+    documents = make_documents(9, sentences=24)
+    (long_id, long_text), *short = documents
+    documents = [(long_id, " ".join([long_text] * 64)), *short]
+    questions = 24
+    passages = {doc_id: len(document_passages(text, 300, 200)) for doc_id, text in documents}
+    assert passages[long_id] > 50 * passages[short[0][0]]
+
+    def asked_of_long(power: float) -> int:
+        chosen = sample(documents, max_questions=questions, length_power=power, passage_size=300)
+        return sum(p.doc_id == long_id for p in chosen)
+
+    def expected(power: float) -> float:
+        weights = {doc_id: n**power for doc_id, n in passages.items()}
+        return questions * weights[long_id] / sum(weights.values())
+
+    for power in (0.0, 0.5, 1.0):  # a document's share of questions ~ its passages ** power
+        assert abs(asked_of_long(power) - expected(power)) <= 1.5, power
+    assert asked_of_long(0.0) < asked_of_long(0.5) < asked_of_long(1.0)
+
+
+def test_a_passage_that_repeats_a_chosen_one_is_not_asked_twice():
+    documents = make_documents(3, sentences=12)
+    boiler = (
+        "Forward-looking statements in this report involve risks and uncertainties, and actual "
+        "results may differ materially from those expressed or implied here. "
+    )
+    filing = [("filing", " ".join([boiler] * 30) + documents[0][1])]
+    repeated = sample(filing, max_questions=40, passage_size=300, min_chars=100)
+    deduped = sample(
+        filing, max_questions=40, passage_size=300, min_chars=100, duplicate_jaccard=0.8
+    )
+
+    def only_boilerplate(passages):
+        return [p for p in passages if not p.text.replace(boiler.strip(), "").strip()]
+
+    boilerplate = only_boilerplate(deduped)
+    assert len(only_boilerplate(repeated)) > 5
+    assert len(boilerplate) == 1
+    assert len(deduped) > len(boilerplate)  # the filing's own prose is still asked about
+
+
+def test_only_sentences_that_name_something_are_targets_when_asked_so():
+    text = (
+        "However, this remains an important tool for the future of research in general. "
+        "The PPM1D phosphatase suppresses p53 in breast tumours of older patients."
+    )
+    assert len(target_sentences(text, 2, 0)) == 2
+    only = target_sentences(text, 2, 0, names_something=lambda s: "PPM1D" in s)
+    assert [text[a:b] for a, b in only] == [text.partition(". ")[2]]

@@ -226,7 +226,7 @@ def test_an_echoing_question_is_asked_again_once_then_rejected(tmp_path, server)
     echo = echo_of(first.text[slice(*first.targets[0])])
     assert echo_overlap(echo, first.text) == 1.0
     server.script_for(first.text, Reply(echo))
-    echo_two = echo_of(second.text)
+    echo_two = echo_of(second.text[slice(*second.targets[0])])
     server.script_for(second.text, Reply(echo_two), Reply(echo_two))
     result = generate(server, params)
     assert len(result.rows) == 11

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from goldenset.echo import content_words, overlap
+from goldenset.echo import WindowFrequency, WindowIndex, echo, overlap
 from goldenset.generation.prompt import (
     FEW_SHOT,
     PROMPT_SHA,
@@ -16,7 +16,12 @@ from goldenset.generation.prompt import (
     pick_examples,
     system_prompt,
 )
-from goldenset.generation.validation import InvalidAnswer, check_question, validate_question
+from goldenset.generation.validation import (
+    InvalidAnswer,
+    Specificity,
+    check_question,
+    validate_question,
+)
 
 PASSAGE = (
     "The staging cluster is rebuilt from scratch every Sunday night.\n"
@@ -32,11 +37,21 @@ def reason_of(text: str, passage: str = PASSAGE, **kwargs) -> str:
 
 
 def test_few_shot_examples_pass_our_own_checks():
-    # the demonstrations must be answers we would accept, or they teach the wrong thing
-    for marked, question in FEW_SHOT:
-        passage = marked.replace("<target>", "").replace("</target>", "")
+    # the demonstrations must be answers we would accept, or they teach the wrong thing: each
+    # keeps a term of its target that is rare among the passages
+    passages = [marked.replace("<target>", "").replace("</target>", "") for marked, _ in FEW_SHOT]
+    rarity = WindowFrequency(WindowIndex.of(text) for text in [*passages, PASSAGE])
+    for (marked, question), passage in zip(FEW_SHOT, passages, strict=True):
         assert marked.count("<target>") == 1 and marked.count("</target>") == 1
-        assert validate_question(question, passage) == question
+        evidence = marked.partition("<target>")[2].partition("</target>")[0]
+        checked = validate_question(
+            question,
+            passage,
+            source=WindowIndex.of(passage),
+            evidence=evidence,
+            specificity=Specificity(rarity, 0.25),
+        )
+        assert checked == question
 
 
 def test_few_shot_questions_do_not_echo_their_passages():
@@ -140,7 +155,7 @@ def test_a_question_that_names_its_subject_is_kept(text):
         "Verlieren diese Rechner ihre Daten am Sonntag?",
         "What antibodies did they test for?",
         "How do they rebuild the staging machines?",
-        "Why did he approve the weekly wipe?",
+        "Why did they approve the weekly wipe?",  # "he" and "she": unnamed_person
         "Does it lose every file on Sundays?",
         "Welche Antikörper haben sie getestet?",
         "Wie bauen sie die Testumgebung neu auf?",
@@ -185,16 +200,16 @@ def test_a_repeat_of_an_earlier_question_is_invalid():
 
 
 def test_a_question_over_the_echo_threshold_is_invalid():
-    words = content_words(PASSAGE)
+    source = WindowIndex.of(PASSAGE)
     echo = "When is the staging cluster rebuilt from scratch?"  # staging cluster rebuilt scratch
     paraphrase = "When does the staging environment get wiped?"
-    assert overlap(echo, words) == 1.0 and overlap(paraphrase, words) < 0.5
-    assert reason_of(echo, source_words=words, max_echo=0.5) == "echoes_document"
-    assert validate_question(paraphrase, PASSAGE, source_words=words, max_echo=0.5) == paraphrase
+    assert overlap(echo, PASSAGE) == 1.0 and overlap(paraphrase, PASSAGE) < 0.5
+    assert reason_of(echo, source=source, max_echo=0.5) == "echoes_document"
+    assert validate_question(paraphrase, PASSAGE, source=source, max_echo=0.5) == paraphrase
     # without a threshold, echo is not checked
-    assert validate_question(echo, PASSAGE, source_words=words, max_echo=None) == echo
+    assert validate_question(echo, PASSAGE, source=source, max_echo=None) == echo
     with pytest.raises(InvalidAnswer) as caught:
-        validate_question(echo, PASSAGE, source_words=words, max_echo=0.5)
+        validate_question(echo, PASSAGE, source=source, max_echo=0.5)
     assert re.search(r"100% of its words", caught.value.detail)
 
 
@@ -220,12 +235,12 @@ def test_invalid_answer_detail_is_readable():
 
 
 def test_a_question_about_nothing_in_the_document_is_off_topic():
-    words = content_words(PASSAGE)
+    source = WindowIndex.of(PASSAGE)
     # about the first few-shot passage (backups), not this one
-    assert reason_of("How long are nightly backups kept?", source_words=words) == "off_topic"
-    assert reason_of("Why do elephants sleep standing?", source_words=words) == "off_topic"
+    assert reason_of("How long are nightly backups kept?", source=source) == "off_topic"
+    assert reason_of("Why do elephants sleep standing?", source=source) == "off_topic"
     on_topic = "Who grants research cluster access?"
-    assert validate_question(on_topic, PASSAGE, source_words=words) == on_topic
+    assert validate_question(on_topic, PASSAGE, source=source) == on_topic
 
 
 def test_a_correction_repeats_the_target_sentence():
@@ -234,3 +249,81 @@ def test_a_correction_repeats_the_target_sentence():
     assert messages[-1]["content"].endswith(
         "this sentence of the passage answers: A fact about things."
     )
+
+
+# a long document in the style of an encyclopedia article: the museum passage, then far more
+# text that uses the common words of the questions below, one word per ~100-word section
+MUSEUM = (
+    "The Horniman Museum in Forest Hill opened its tea room in 1901. "
+    "Visitors to the Horniman could drink a cup of Assam tea in the garden conservatory."
+)
+NOTHING = " ".join(["Nothing further was noted on this page."] * 15)
+ARTICLE = " ".join(
+    f"Chapter {i} mentions a {word} once. {NOTHING}"
+    for i, word in enumerate(["brew", "served", "guests", "visitors drink a cup", "garden"] * 120)
+)
+LONG = f"{MUSEUM} {NOTHING} {ARTICLE}"
+
+
+def test_echo_of_a_specific_question_is_the_same_in_a_short_and_a_long_document():
+    question = "What brew is served to guests at the Horniman Museum?"
+    short, long = WindowIndex.of(MUSEUM), WindowIndex.of(LONG)
+    assert len(LONG) > 200_000
+    # the whole-document share rose with the filler's common words; the window share does not
+    assert overlap(question, LONG) == 1.0 and overlap(question, MUSEUM) == 0.4
+    assert echo(question, short) == echo(question, long) == 0.4
+    for source in (short, long):
+        assert validate_question(question, MUSEUM, source=source, max_echo=0.6) == question
+
+
+RARITY = WindowFrequency(WindowIndex.of(text) for text in [LONG, PASSAGE, MUSEUM])
+SPECIFIC = Specificity(RARITY, 0.01)
+EVIDENCE = "Visitors to the Horniman could drink a cup of Assam tea in the garden conservatory."
+
+
+def test_a_question_that_keeps_no_distinctive_term_of_its_evidence_is_vague():
+    vague = "Can visitors drink a cup of something in a garden?"  # words every window has
+    assert reason_of(vague, MUSEUM, evidence=EVIDENCE, specificity=SPECIFIC) == "vague"
+    for specific in [
+        "Can you get a cup of Assam at a London museum?",  # a rare word of the evidence
+        "Is there a cup of something in the Horniman garden?",  # a name as written
+    ]:
+        checked = validate_question(specific, MUSEUM, evidence=EVIDENCE, specificity=SPECIFIC)
+        assert checked == specific
+    # without a rarity, only whether the evidence answers it is checked
+    assert validate_question(vague, MUSEUM, evidence=EVIDENCE) == vague
+
+
+def test_a_question_its_evidence_does_not_speak_of_is_not_answered():
+    passage = (
+        "COMPASS is a histone methyltransferase complex. The trithorax group of proteins keeps "
+        "developmental genes switched on across many cell divisions."
+    )
+    evidence = passage.partition(". ")[2]
+    assert reason_of("What does COMPASS do?", passage, evidence=evidence) == "not_answered"
+    answered = "How do trithorax proteins keep genes active?"
+    assert validate_question(answered, passage, evidence=evidence) == answered
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which groups did he meet with?", "Where did she grow up?", "What was his first job?"],
+)
+def test_a_person_the_question_does_not_name_is_invalid(question):
+    assert reason_of(question) == "unnamed_person"
+
+
+def test_naming_the_person_is_fine():
+    assert validate_question("Which groups did the senator from Ohio meet with?", PASSAGE)
+
+
+def test_in_a_corpus_of_a_few_short_documents_a_word_in_one_place_is_rare():
+    # three one-window documents: no word can be in at most 1% of three windows
+    tiny = WindowFrequency(WindowIndex.of(text) for text in [PASSAGE, MUSEUM, "Other text."])
+    assert tiny.windows == 3 and tiny.share("assam") == 1 / 3
+    assert tiny.is_rare("assam", 0.01) and not RARITY.is_rare("garden", 0.01)
+    specific = "Can you get a cup of Assam at a London museum?"
+    checked = validate_question(
+        specific, MUSEUM, evidence=EVIDENCE, specificity=Specificity(tiny, 0.01)
+    )
+    assert checked == specific

@@ -434,3 +434,22 @@ def test_duplicates_are_dropped_named_and_their_judgments_move_to_the_kept_twin(
     assert documents["doc_id"].tolist() == ["guide.md", "other.md", "v2.md"]
     assert [d["doc_id"] for d in duplicates] == ["mirror/guide.txt"]
     assert qrels["doc_id"].tolist() == ["v2.md", "other.md"]
+
+
+def test_titles_come_from_headings_never_from_metadata_or_numbers(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    paper = "PMID: 12345678\n---\n\n# Aspirin and colorectal cancer\n\nAspirin lowered risk.\n"
+    (docs / "paper.md").write_text(paper)
+    (docs / "12.txt").write_text("PMID: 12345678\nAspirin lowered the risk of colorectal cancer.\n")
+    (docs / "guide.rst").write_text("12\n==\n\nInstalling\n==========\n\nRun the installer.\n")
+    (docs / "page.html").write_text("<title>2021</title><h1>Release notes</h1><p>Fixed.</p>")
+    result = ingest(docs, max_file_mb=1, exclude=[])
+    titles = {d.doc_id: d.title for d in result.documents}
+    assert titles == {
+        "paper.md": "Aspirin and colorectal cancer",
+        "12.txt": "",  # a number names nothing, and a .txt file has no heading to use
+        "guide.rst": "Installing",
+        "page.html": "Release notes",
+    }
+    assert markdown_title("DOI: 10.1000/182\n===\n") is None

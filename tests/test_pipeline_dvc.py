@@ -39,7 +39,7 @@ def test_the_audit_is_in_dvc_metrics_show(project):
     audit = next(iter(shown.values()))["data"]["metrics/audit.json"]["data"]
     assert audit["questions"] == 0 and audit["documents"] == 40
     real = audit["real_queries"]
-    assert real["pairs"] > 0 and 0 < real["overlap_document"]["median"] < 1
+    assert real["pairs"] > 0 and 0 < real["echo"]["median"] < 1
     assert (project / "reports/audit.md").read_text().startswith("# Golden set audit")
 
 

@@ -3,9 +3,12 @@
 Pure functions over plain tables and arrays; stages/audit.py reads the files and writes
 metrics/audit.json (DVC metrics) and reports/audit.md (for a person).
 
-Overlap is goldenset.echo.overlap: the share of a question's content words found in a text. Each
-question is measured against its evidence and against its whole document (title + " " + text);
-real queries against each document judged relevant to them, the same way.
+Echo is goldenset.echo.echo: the highest share of a question's content words found in one
+~100-word window of its document, so it means the same on an abstract and a long filing. Each
+question is measured so against its document, and each real query against each document judged
+relevant to it: for both, the best-matching window. overlap_evidence is the share found in the
+evidence sentence. specific and answered are the generate stage's rules (goldenset.echo):
+the question keeps a distinctive term of its evidence, and shares a word with it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from goldenset.echo import content_words, overlap
+from goldenset.echo import (
+    WindowFrequency,
+    WindowIndex,
+    answered_terms,
+    distinctive_terms,
+    echo,
+    overlap,
+)
 from goldenset.params import AuditParams
 
 # "What is X?", "Who were the Y?": a look-up of a name or term, answered by a definition, ending
@@ -37,15 +47,18 @@ def is_definitional(question: str) -> bool:
 class Audit:
     metrics: dict
     flags: list[str]
-    questions: pd.DataFrame  # golden set rows with overlap_evidence, overlap_document, definitional
+    # golden set rows with overlap_evidence, echo, definitional, answered, specific
+    questions: pd.DataFrame
     duplicates: list[tuple[int, int, float]] = field(default_factory=list)  # (i, j, cosine), i<j
 
 
-def document_texts(documents: pd.DataFrame) -> dict[str, str]:
-    """doc_id -> the text a question is compared with: title + " " + text, as retrievers see it."""
-    titles = documents["title"].fillna("").astype(str) if "title" in documents else ""
-    texts = (titles + " " + documents["text"].astype(str)).str.strip()
-    return dict(zip(documents["doc_id"].astype(str), texts, strict=True))
+def document_indexes(documents: pd.DataFrame) -> dict[str, WindowIndex]:
+    """doc_id -> the windows of its text that questions and real queries are compared with."""
+    texts = documents["text"].astype(str)
+    return {
+        doc_id: WindowIndex.of(text)
+        for doc_id, text in zip(documents["doc_id"].astype(str), texts, strict=True)
+    }
 
 
 def spread(values: Sequence[float]) -> dict[str, float | None]:
@@ -78,51 +91,54 @@ def near_duplicate_pairs(
     return sorted(pairs, key=lambda pair: (-pair[2], pair[0], pair[1]))
 
 
-def real_query_overlaps(
-    queries: pd.DataFrame, qrels: pd.DataFrame, documents: dict[str, str]
+def real_query_echoes(
+    queries: pd.DataFrame, qrels: pd.DataFrame, documents: dict[str, WindowIndex]
 ) -> list[float]:
-    """Overlap of each real query with each document judged relevant to it (grade > 0)."""
+    """Echo of each real query with each document judged relevant to it (grade > 0): its
+    best-matching window, as for a golden-set question."""
     text_of = dict(zip(queries["qid"], queries["text"], strict=True))
-    words: dict[str, set[str]] = {}
-    values = []
-    for qid, doc_id in qrels.loc[qrels["grade"] > 0, ["qid", "doc_id"]].itertuples(index=False):
-        if qid not in text_of or doc_id not in documents:
-            continue
-        if doc_id not in words:
-            words[doc_id] = content_words(documents[doc_id])
-        values.append(overlap(text_of[qid], words[doc_id]))
-    return values
+    return [
+        echo(text_of[qid], documents[doc_id])
+        for qid, doc_id in qrels.loc[qrels["grade"] > 0, ["qid", "doc_id"]].itertuples(index=False)
+        if qid in text_of and doc_id in documents
+    ]
 
 
 def run_audit(
     golden: pd.DataFrame,
-    documents: dict[str, str],
+    documents: dict[str, WindowIndex],
     question_vectors: np.ndarray,
     generate_stats: dict,
-    real_overlaps: list[float] | None,
+    real_echoes: list[float] | None,
     params: AuditParams,
+    distinctive_share: float | None = None,
 ) -> Audit:
-    """The audit of a golden set (qid, question, doc_id, evidence) against its documents."""
+    """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
+
+    distinctive_share: generate.distinctive_share, the rarity a specific question's term has
+    (None: every question counts as specific)."""
     questions = golden.reset_index(drop=True).copy()
-    words = {
-        doc_id: content_words(documents.get(doc_id, "")) for doc_id in set(questions["doc_id"])
-    }
-    questions["overlap_evidence"] = [
-        overlap(q, str(e))
-        for q, e in zip(questions["question"], questions["evidence"], strict=True)
-    ]
-    questions["overlap_document"] = [
-        overlap(q, words[d])
+    empty = WindowIndex.of("")
+    pairs = list(zip(questions["question"], questions["evidence"].astype(str), strict=True))
+    questions["overlap_evidence"] = [overlap(q, e) for q, e in pairs]
+    questions["echo"] = [
+        echo(q, documents.get(d, empty))
         for q, d in zip(questions["question"], questions["doc_id"], strict=True)
     ]
     questions["definitional"] = [is_definitional(q) for q in questions["question"]]
+    questions["answered"] = [bool(answered_terms(q, e)) for q, e in pairs]
+    rarity = WindowFrequency(documents.values())
+    questions["specific"] = [
+        distinctive_share is None or bool(distinctive_terms(q, e, rarity, distinctive_share))
+        for q, e in pairs
+    ]
     duplicates = near_duplicate_pairs(question_vectors, params.duplicate_cosine)
     n = len(questions)
 
     def share(count: int) -> float | None:
         return round(count / n, 4) if n else None
 
-    echoing = int((questions["overlap_document"] >= params.echo_threshold).sum())
+    echoing = int((questions["echo"] >= params.echo_threshold).sum())
     metrics: dict = {
         "questions": n,
         "answers": generate_stats.get("answers"),
@@ -130,23 +146,29 @@ def run_audit(
         "rejects": {"total": sum(generate_stats.get("rejects", {}).values())}
         | generate_stats.get("rejects", {}),
         "overlap_evidence": spread(questions["overlap_evidence"].tolist()),
-        "overlap_document": spread(questions["overlap_document"].tolist()),
+        "echo": spread(questions["echo"].tolist()),
         "echo_share": share(echoing),
+        "answered_share": share(int(questions["answered"].sum())),
+        "specific_share": share(int(questions["specific"].sum())),
         "definitional_share": share(int(questions["definitional"].sum())),
         "near_duplicates": len({j for _, j, _ in duplicates}),
         "documents_covered": int(questions["doc_id"].nunique()),
         "documents": len(documents),
     }
-    if real_overlaps is not None:
+    if real_echoes is not None:
         metrics["real_queries"] = {
-            "pairs": len(real_overlaps),
-            "overlap_document": spread(real_overlaps),
+            "pairs": len(real_echoes),
+            "echo": spread(real_echoes),
             "echo_share": round(
-                sum(v >= params.echo_threshold for v in real_overlaps) / len(real_overlaps), 4
+                sum(v >= params.echo_threshold for v in real_echoes) / len(real_echoes), 4
             )
-            if real_overlaps
+            if real_echoes
             else None,
         }
+        real = metrics["real_queries"]["echo"]["median"]
+        ours = metrics["echo"]["median"]
+        if real is not None and ours is not None:
+            metrics["echo_median_gap"] = round(ours - real, 4)
     flags = _flags(metrics, params)
     metrics["flags"] = len(flags)
     return Audit(metrics, flags, questions, duplicates)
@@ -161,13 +183,25 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
             f"echo: {echo:.0%} of questions find at least {params.echo_threshold:.0%} of their "
             f"content words in their document (audit.max_echo_share {params.max_echo_share:.0%})"
         )
-    real = metrics.get("real_queries", {}).get("overlap_document", {}).get("median")
-    ours = metrics["overlap_document"]["median"]
-    if real is not None and ours is not None and ours > real:
-        flags.append(
-            f"echo: median overlap with the document {ours:.2f}, real queries {real:.2f}: the "
-            "golden set may flatter lexical retrievers (BM25)"
+    gap = metrics.get("echo_median_gap")
+    if gap is not None and abs(gap) > params.echo_median_tolerance:
+        ours, real = metrics["echo"]["median"], metrics["real_queries"]["echo"]["median"]
+        effect = (
+            "may flatter lexical retrievers (BM25)"
+            if gap > 0
+            else "drops the terms real users type (vaguer than they are)"
         )
+        flags.append(
+            f"echo: median {ours:.2f}, real queries {real:.2f} (audit.echo_median_tolerance "
+            f"{params.echo_median_tolerance}): the golden set {effect}"
+        )
+    for name, what in [("answered_share", "answered by"), ("specific_share", "specific to")]:
+        value = metrics[name]
+        if value is not None and value < params.min_specific_share:
+            flags.append(
+                f"{name}: only {value:.0%} of questions are {what} their evidence "
+                f"(audit.min_specific_share {params.min_specific_share:.0%})"
+            )
     definitional = metrics["definitional_share"]
     if definitional is not None and definitional > params.max_definitional_share:
         flags.append(
@@ -190,8 +224,8 @@ def render_report(audit: Audit, params: AuditParams) -> str:
     lines += [f"| {name} | {value} |" for name, value in _flatten(audit.metrics)]
     lines += ["", "## Flags", ""]
     lines += [f"- {flag}" for flag in audit.flags] or ["None."]
-    lines += ["", f"## Worst echoes (top {params.sample_size} by overlap with the evidence)", ""]
-    worst = q.sort_values(["overlap_evidence", "qid"], ascending=[False, True])
+    lines += ["", f"## Worst echoes (top {params.sample_size} by echo)", ""]
+    worst = q.sort_values(["echo", "overlap_evidence", "qid"], ascending=[False, False, True])
     lines += _question_blocks(worst.head(params.sample_size))
     lines += ["", "## Near-duplicate questions", ""]
     if not audit.duplicates:
@@ -215,8 +249,9 @@ def _question_blocks(rows: pd.DataFrame) -> list[str]:
     lines = []
     for row in rows.itertuples(index=False):
         lines.append(
-            f"- **{_quote(row.question)}** ({row.qid}, {row.doc_id}; overlap evidence "
-            f"{row.overlap_evidence:.2f}, document {row.overlap_document:.2f})"
+            f"- **{_quote(row.question)}** ({row.qid}, {row.doc_id}; echo {row.echo:.2f}, "
+            f"overlap evidence {row.overlap_evidence:.2f}"
+            f"{'' if row.specific else ', vague'}{'' if row.answered else ', not answered'})"
         )
         lines.append(f"  > {' '.join(str(row.evidence).split())}")
     return lines

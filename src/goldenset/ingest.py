@@ -221,7 +221,8 @@ def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestR
     if not text.strip():
         result.skipped.append(Skip(source, NO_TEXT, "no text in it", source))
         return
-    result.documents.append(Document(source, source, title or file.stem, text))
+    title = next((t for t in (title, file.stem) if t and is_title(t)), "")
+    result.documents.append(Document(source, source, title, text))
 
 
 def _read_squad(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:
@@ -274,6 +275,15 @@ _MD_ATX = re.compile(r"[ ]{0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _MD_FENCE = re.compile(r"[ ]{0,3}(?:```|~~~)")
 _SETEXT = re.compile(r"[ ]{0,3}(?:=+|-+)[ \t]*$")
 _RST_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*$")
+# "PMID: 12345", "DOI: 10.1000/x", "Date: 2021-03-04": a record's metadata, not its title
+_METADATA = re.compile(r"^\s*[A-Za-z][\w -]{0,20}:\s*[\w./-]*\d[\w./-]*\s*$")
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+
+
+def is_title(line: str) -> bool:
+    """Whether a heading (or file name) can title a document: it has a word of letters and is
+    not a metadata line. A number ("12") or "PMID: 12345" names nothing a reader would search."""
+    return bool(_LETTERS.search(line)) and not _METADATA.match(line)
 
 
 def markdown_title(text: str) -> str | None:
@@ -287,10 +297,10 @@ def markdown_title(text: str) -> str | None:
         if in_fence:
             continue
         atx = _MD_ATX.match(line)
-        if atx and atx.group(1).strip():
+        if atx and is_title(atx.group(1).strip()):
             return atx.group(1).strip()
         underline = lines[number + 1] if number + 1 < len(lines) else ""
-        if line.strip() and _SETEXT.match(underline) and not _MD_ATX.match(line):
+        if is_title(line.strip()) and _SETEXT.match(underline) and not _MD_ATX.match(line):
             return line.strip()
     return None
 
@@ -301,7 +311,7 @@ def rst_title(text: str) -> str | None:
     for number in range(len(lines) - 1):
         title, underline = lines[number].strip(), lines[number + 1].rstrip()
         if (
-            title
+            is_title(title)
             and not _RST_ADORNMENT.match(lines[number])
             and _RST_ADORNMENT.match(underline)
             and len(underline) >= len(title)
@@ -334,8 +344,9 @@ def html_title_and_text(html: str) -> tuple[str | None, str]:
     lines separated by blank lines; whitespace inside a block collapses except in <pre>.
     """
     soup = BeautifulSoup(html, "html.parser")
-    title = _element_text(soup.find("title")) or _element_text(soup.find("h1"))
-    return title or None, _join_blocks(_html_tokens(soup))
+    found = (_element_text(soup.find(name)) for name in ("title", "h1"))
+    title = next((text for text in found if is_title(text)), None)
+    return title, _join_blocks(_html_tokens(soup))
 
 
 def _element_text(element) -> str:

@@ -83,6 +83,18 @@ class GenerateParams(Section):
     max_echo: float | None = Field(
         None, gt=0, le=1, description="content-word overlap above which a question echoes"
     )
+    distinctive_share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="a question keeps a word of its evidence in at most this share of windows",
+    )
+    length_power: float = Field(
+        0.0, ge=0, le=1, description="a document's passages are weighted (passage count) ** this"
+    )
+    passage_duplicate_jaccard: float | None = Field(
+        None, gt=0, le=1, description="skip a passage whose words repeat a chosen one's"
+    )
     example_queries: str | list[str] | None = Field(
         None, description="real queries shown as style examples: a BEIR queries.jsonl or texts"
     )
@@ -200,6 +212,12 @@ class AuditParams(Section):
         0.75, ge=0, le=1, description="a question echoes when this share of its words is in its doc"
     )
     max_echo_share: float = Field(0.2, ge=0, le=1, description="flag above this share of echoes")
+    echo_median_tolerance: float = Field(
+        0.05, ge=0, le=1, description="flag a median echo this far from the real queries'"
+    )
+    min_specific_share: float = Field(
+        0.9, ge=0, le=1, description="flag fewer specific (or answered) questions than this"
+    )
     max_definitional_share: float = Field(0.2, ge=0, le=1, description="flag 'what is X' above")
     duplicate_cosine: float = Field(0.9, gt=0, le=1, description="embedding cosine of duplicates")
     sample_size: int = Field(10, ge=0, description="questions shown per report section")

@@ -6,17 +6,26 @@ rather than by one shuffle of everything, so adding a document or editing one pa
 choice of all other passages, and hence their cached answers, untouched.
 
 Each question of a passage is about one target sentence that the program picks (the evidence),
-by hashes of (seed, passage, sentence) among the sentences long enough to state a fact, so
-titles and fragments are never asked about and the choice is the same on every machine.
+by hashes of (seed, passage, sentence) among the sentences long enough to state a fact and, when
+a rarity is given, naming something distinctive (a rare word, a name, a number: what a specific
+question can keep), so titles, fragments and "This is important." are never asked about and the
+choice is the same on every machine.
+
+Long documents get more passages, but not in proportion: a document's share grows with its
+passage count to the power generate.length_power (0.5: a 740k-character file is asked about
+~4x as often as a 40k one, not 18x). A passage whose content words repeat an already chosen
+passage's (Jaccard >= generate.passage_duplicate_jaccard: boilerplate repeated through a filing)
+is skipped.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from goldenset.chunking import pack_spans, sentence_spans
+from goldenset.echo import WindowFrequency, content_words, distinctive_words
 from goldenset.errors import GoldensetError
 from goldenset.params import GenerateParams
 
@@ -35,16 +44,20 @@ class Passage:
 MIN_TARGET_WORDS = 8  # shorter sentences (titles, headings, fragments) rarely state a fact
 
 
-def target_sentences(text: str, count: int, seed: int) -> tuple[tuple[int, int], ...]:
+def target_sentences(
+    text: str, count: int, seed: int, names_something: Callable[[str], bool] | None = None
+) -> tuple[tuple[int, int], ...]:
     """Up to `count` sentences of `text` to ask about, as (start, end) spans in text order.
 
-    Deterministic in (seed, text): the sentences with at least MIN_TARGET_WORDS words, ranked by
-    a hash of the seed, the passage and the sentence.
+    Deterministic in (seed, text): the sentences with at least MIN_TARGET_WORDS words (and, with
+    names_something, for which it is true), ranked by a hash of the seed, the passage and the
+    sentence.
     """
     eligible = [
         (start, end)
         for start, end in sentence_spans(text)
         if len(text[start:end].split()) >= MIN_TARGET_WORDS
+        and (names_something is None or names_something(text[start:end]))
     ]
     eligible.sort(key=lambda span: _rank(seed, text, text[span[0] : span[1]], span[0]))
     return tuple(sorted(eligible[:count]))
@@ -68,41 +81,71 @@ def sample_passages(
     passage_size: int,
     min_chars: int,
     seed: int,
+    length_power: float = 0.0,
+    duplicate_jaccard: float | None = None,
+    names_something: Callable[[str], bool] | None = None,
 ) -> list[Passage]:
-    """Passages round-robin across documents, until their questions reach max_questions.
+    """Passages spread across documents, until their questions reach max_questions.
 
-    documents: (doc_id, text) pairs. A passage gets questions_per_passage questions, or fewer
-    when it has fewer target sentences; the last one may be trimmed to reach max_questions
-    exactly. Passages without a sentence worth asking about are skipped.
+    documents: (doc_id, text) pairs. A document with n passages is weighted n ** length_power
+    (0: every document alike, round-robin; 1: in proportion to its length); its k-th passage
+    (in hash order) comes at (k + offset) / weight, the offset a hash of the seed and doc_id, so
+    a document's place never depends on the others. A passage gets questions_per_passage
+    questions, or fewer when it has fewer target sentences; the last one may be trimmed to reach
+    max_questions exactly. Passages without a sentence worth asking about, and near-duplicates of
+    a chosen passage (duplicate_jaccard), are skipped.
     """
     if max_questions <= 0:
         return []
     _check_unique_ids(documents)
-    per_document: list[tuple[str, list[Passage]]] = []
+    queue: list[tuple[float, str, Passage]] = []
     for doc_id, text in documents:
         passages = []
         for start, end in document_passages(text, passage_size, min_chars):
-            targets = target_sentences(text[start:end], questions_per_passage, seed)
+            targets = target_sentences(
+                text[start:end], questions_per_passage, seed, names_something
+            )
             if targets:
                 passages.append(Passage(doc_id, start, end, text[start:end], len(targets), targets))
         passages.sort(key=lambda p: _rank(seed, p.doc_id, p.text, p.start))
-        if passages:
-            per_document.append((_rank(seed, doc_id), passages))
-    per_document.sort(key=lambda item: item[0])
+        weight = len(passages) ** length_power
+        offset = int(_rank(seed, doc_id)[:12], 16) / 16**12
+        queue += [((k + offset) / weight, _rank(seed, doc_id), p) for k, p in enumerate(passages)]
+    queue.sort(key=lambda item: item[:2])
 
     chosen: list[Passage] = []
-    planned = depth = 0
-    while planned < max_questions and any(depth < len(ps) for _, ps in per_document):
-        for _, passages in per_document:
-            if depth < len(passages) and planned < max_questions:
-                chosen.append(passages[depth])
-                planned += passages[depth].questions
-        depth += 1
+    words: list[set[str]] = []
+    planned = 0
+    for _, _, passage in queue:
+        if planned >= max_questions:
+            break
+        if duplicate_jaccard is not None:
+            mine = content_words(passage.text)
+            if any(_jaccard(mine, theirs) >= duplicate_jaccard for theirs in words):
+                continue
+            words.append(mine)
+        chosen.append(passage)
+        planned += passage.questions
     return _trim_questions(chosen, max_questions)
 
 
-def passages_for(documents: Sequence[tuple[str, str]], params: GenerateParams) -> list[Passage]:
-    """The passages the `generate.*` params ask about."""
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+def passages_for(
+    documents: Sequence[tuple[str, str]],
+    params: GenerateParams,
+    rarity: WindowFrequency | None = None,
+) -> list[Passage]:
+    """The passages the `generate.*` params ask about; with a rarity and
+    generate.distinctive_share, only sentences naming something distinctive are targets."""
+    share = params.distinctive_share
+    names_something = (
+        None
+        if rarity is None or share is None
+        else lambda sentence: bool(distinctive_words(sentence, rarity, share))
+    )
     return sample_passages(
         documents,
         max_questions=params.max_questions,
@@ -110,6 +153,9 @@ def passages_for(documents: Sequence[tuple[str, str]], params: GenerateParams) -
         passage_size=params.passage_size,
         min_chars=params.passage_min_chars,
         seed=params.seed,
+        length_power=params.length_power,
+        duplicate_jaccard=params.passage_duplicate_jaccard,
+        names_something=names_something,
     )
 
 

@@ -6,8 +6,10 @@ text, so it cannot mis-copy the evidence, and a small local model writes ~20 tok
 ~60. Few-shot examples are earlier user/assistant turns rather than text in the system prompt:
 small models follow demonstrated turns far better than described rules, and the fixed prefix
 (system prompt and few-shot turns) lets the local backend evaluate it once for every request.
-The examples paraphrase on purpose (everyday words, no key term copied): a model that copies
-the passage's words writes questions that flatter lexical retrievers.
+The examples paraphrase on purpose (everyday words) but keep the one term that names their
+subject (vitamin D, max_retries, the storage team): a question that copies the passage's words
+flatters lexical retrievers, and one that drops its subject ("Are high levels of a protein linked
+to longer life?") fits any document and cannot be found.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ SYSTEM = """You write test questions for a search engine over a team's documents
 You get a passage in which one sentence is marked <target>...</target>. Write ONE question that \
 the marked sentence answers, the way a user who has not read the passage would type it into a \
 search box.
-- Use your own everyday words: do not copy the passage's wording; prefer synonyms and plain terms.
-- Name the subject so the question stands on its own; never say "the passage", "the text" or \
-"this study".
+- Keep the one specific name or term the marked sentence is about (a gene, drug, product, \
+place, person, number) so the question could only be about this document; say everything else \
+in your own everyday words, not the passage's wording.
+- The question must stand on its own; never say "the passage", "the text", "this study", \
+"he" or "she".
 - Write the question in the same language as the passage.
 - Reply with the question only: one line that ends with a question mark."""
 
@@ -47,19 +51,19 @@ FEW_SHOT: tuple[tuple[str, str], ...] = (
         "Der Client wiederholt fehlgeschlagene Anfragen automatisch. <target>Standardmäßig "
         "versucht er es zweimal mit wachsendem Abstand; max_retries auf 0 schaltet das ab."
         "</target>",
-        "Wie verhindere ich, dass das SDK Aufrufe von selbst neu sendet?",
+        "Wie verhindere ich, dass der Client mit max_retries Aufrufe von selbst neu sendet?",
     ),
     (
         "Backups run every night at 02:00 UTC and are kept for 35 days. <target>Restoring one "
         "requires a ticket to the storage team, who usually respond within four hours.</target> "
         "Snapshots taken before a schema migration are kept for a year.",
-        "Who do I ask to get an old copy of my data back, and how fast is it?",
+        "Who do I ask to get an old copy of my data back from the storage team, and how fast?",
     ),
     (
         "Vitamin D deficiency is common at northern latitudes in winter. <target>In a randomized "
         "trial of 2,000 adults, daily supplementation did not reduce the incidence of fractures "
         "compared with placebo.</target>",
-        "Do sunshine vitamin pills stop broken bones?",
+        "Do daily vitamin D pills stop broken bones?",
     ),
 )
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from goldenset.echo import content_words
+from goldenset.echo import WindowFrequency, WindowIndex
 from goldenset.errors import GoldensetError
 from goldenset.generation.cache import AnswerCache, answer_key
 from goldenset.generation.dedupe import near_duplicates
@@ -37,7 +37,7 @@ from goldenset.generation.pricing import (
 from goldenset.generation.prompt import PROMPT_SHA, build_messages, mark_target, system_prompt
 from goldenset.generation.providers import make_provider
 from goldenset.generation.records import make_qid, question_row, reject_row
-from goldenset.generation.validation import Answer, InvalidAnswer, validate_question
+from goldenset.generation.validation import Answer, InvalidAnswer, Specificity, validate_question
 from goldenset.params import GenerateParams, Price
 
 log = logging.getLogger("goldenset")
@@ -113,15 +113,15 @@ class _Session:
         provider: Provider,
         cache: AnswerCache,
         budget: Budget,
-        sources: Mapping[str, str],
+        sources: Mapping[str, WindowIndex],
         example_queries: Sequence[str] = (),
+        specificity: Specificity | None = None,
     ) -> None:
         self.params = params
         self.system = system_prompt(example_queries)
         self.example_queries = list(example_queries)
-        self.sources = sources  # doc_id -> the text a question must not echo
-        self._source_words: dict[str, set[str]] = {}
-        self._words_lock = threading.Lock()
+        self.sources = sources  # doc_id -> the document a question must not echo
+        self.specificity = specificity
         self.provider = provider
         self.identity = provider.identity()
         self.cache = cache
@@ -154,12 +154,6 @@ class _Session:
             outcomes.append(outcome)
         return outcomes
 
-    def source_words(self, doc_id: str) -> set[str]:
-        with self._words_lock:
-            if doc_id not in self._source_words:
-                self._source_words[doc_id] = content_words(self.sources[doc_id])
-            return self._source_words[doc_id]
-
     def ask_question(self, passage: Passage, question_index: int, asked: list[str]) -> _Outcome:
         outcome = _Outcome()
         corrections: list[tuple[str, str]] = []
@@ -188,9 +182,11 @@ class _Session:
                     passage.text,
                     truncated=completion.truncated,
                     asked=asked,
-                    source_words=self.source_words(passage.doc_id),
+                    source=self.sources[passage.doc_id],
                     max_echo=self.params.max_echo,
                     example_queries=self.example_queries,
+                    evidence=passage.text[target[0] : target[1]],
+                    specificity=self.specificity,
                 )
                 outcome.answer = Answer(question, *target)
                 return outcome
@@ -225,13 +221,12 @@ def run_generation(
     *,
     provider: Provider | None = None,
     progress: bool = True,
-    titles: Mapping[str, str] | None = None,
     example_queries: Sequence[str] = (),
 ) -> GenerationResult:
     """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
 
-    titles: doc_id -> title; a question's echo (generate.max_echo) is measured against its
-    document's title and text. example_queries: real queries the prompt shows as style examples.
+    A question's echo (generate.max_echo) is measured against windows of its document's text
+    (goldenset.echo.echo). example_queries: real queries the prompt shows as style examples.
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask
     about. Raises GoldensetError for a setup problem (key, model, server); answers that arrived
@@ -239,7 +234,10 @@ def run_generation(
     """
     started = time.perf_counter()
     stats = GenerationStats()
-    passages = passages_for(documents, params)
+    # the echo measure and the rarity of words, both over ~100-word windows of the documents
+    sources = {doc_id: WindowIndex.of(text) for doc_id, text in documents}
+    rarity = WindowFrequency(sources.values())
+    passages = passages_for(documents, params, rarity)
     stats.passages = len(passages)
     stats.questions_planned = sum(p.questions for p in passages)
     if not passages:
@@ -259,8 +257,9 @@ def run_generation(
 
         price = batch_price(price)
     stats.price_known = price is not None
-    titles = titles or {}
-    sources = {doc_id: f"{titles.get(doc_id, '')} {text}" for doc_id, text in documents}
+    specificity = (
+        None if params.distinctive_share is None else Specificity(rarity, params.distinctive_share)
+    )
     session = _Session(
         params,
         provider,
@@ -268,6 +267,7 @@ def run_generation(
         Budget(params.max_usd, price),
         sources,
         example_queries,
+        specificity,
     )
     _announce(session, passages, price)
     if params.batch:

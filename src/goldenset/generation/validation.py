@@ -1,9 +1,11 @@
 """Turn an LLM's raw answer into a checked question, or say exactly why not.
 
 Every check is a rule a golden-set question must obey: one natural stand-alone question, not a
-copy of the passage, not an echo of its document's words (generate.max_echo). The evidence is the
-sentence the program marked, so it needs no check. A failed check names a short reason code
-(counted in the stage summary) and a sentence the LLM is shown when it is asked again.
+copy of the passage, not an echo of its document's words (generate.max_echo, goldenset.echo.echo),
+answered by its evidence (the sentence the program marked) and specific enough to find its
+document: it keeps a distinctive term of its evidence (generate.distinctive_share). A failed
+check names a short reason code (counted in the stage summary) and a sentence the LLM is shown
+when it is asked again.
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from goldenset.echo import content_words, overlap
+from goldenset.echo import (
+    WindowFrequency,
+    WindowIndex,
+    answered_terms,
+    content_words,
+    distinctive_terms,
+    echo,
+    overlap,
+)
 from goldenset.generation.prompt import few_shot_passages
 
 MIN_QUESTION_WORDS = 4
@@ -84,6 +94,19 @@ _DUMMY_ES = re.compile(
 )
 
 
+# "Which groups did he meet with?": a person only the passage names
+_UNNAMED_PERSON = re.compile(r"\b(?:he|she|him|his|her|hers)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Specificity:
+    """What a question must keep of its evidence: a word in at most `max_share` of the corpus's
+    windows (`rarity`), or a name, number or acronym (generate.distinctive_share)."""
+
+    rarity: WindowFrequency
+    max_share: float
+
+
 @dataclass(frozen=True)
 class Answer:
     question: str
@@ -106,30 +129,38 @@ def validate_question(
     *,
     truncated: bool = False,
     asked: Sequence[str] = (),
-    source_words: Collection[str] | None = None,
+    source: WindowIndex | None = None,
     max_echo: float | None = None,
     example_queries: Sequence[str] = (),
+    evidence: str | None = None,
+    specificity: Specificity | None = None,
 ) -> str:
     """Check one raw answer (the question alone) about `passage`; InvalidAnswer names the first
     broken rule.
 
     asked: questions already accepted for the same passage (a repeat is invalid).
-    source_words: content words of the question's document; with max_echo, a question whose
-    share of them (echo.overlap) is above max_echo echoes its source and is invalid.
+    source: the question's document (goldenset.echo.WindowIndex); with max_echo, a question whose
+    echo (its best overlap with one window of the document) is above max_echo is invalid.
     example_queries: real queries shown as style examples; a question that copies one is invalid.
+    evidence: the marked sentence; a question it does not answer is invalid, and with
+    specificity, one that keeps none of its distinctive terms.
     """
     if truncated:
         raise InvalidAnswer("truncated", "the answer was cut off at the token limit; keep it short")
     question = check_question(text, passage, asked)
-    if source_words is not None:
-        check_topic(question, source_words)
-    if max_echo is not None and source_words is not None:
-        share = overlap(question, source_words)
+    if source is not None:
+        check_topic(question, source.where.keys())
+    if evidence is not None:
+        check_answered(question, evidence)
+        if specificity is not None:
+            check_specific(question, evidence, specificity)
+    if max_echo is not None and source is not None:
+        share = echo(question, source)
         if share > max_echo:
             raise InvalidAnswer(
                 "echoes_document",
-                f"{share:.0%} of its words are the document's own words; ask again the way a "
-                "user who never read it would, with synonyms and everyday terms",
+                f"{share:.0%} of its words are the document's own words; keep the one specific "
+                "name or term, and say the rest the way a user who never read it would",
             )
     for example in example_queries:
         if overlap(question, example) >= COPIED_EXAMPLE_SHARE:
@@ -137,6 +168,36 @@ def validate_question(
                 "copies_example", "it copies one of the example searches; ask about the passage"
             )
     return question
+
+
+def check_unnamed_person(question: str) -> None:
+    """InvalidAnswer when 'he', 'she', 'his' or 'her' stands for a person the question does not
+    name: no searcher can say who."""
+    if _UNNAMED_PERSON.search(question):
+        raise InvalidAnswer(
+            "unnamed_person", "'he' or 'she' names no one; name the person or their role"
+        )
+
+
+def check_answered(question: str, evidence: str) -> None:
+    """InvalidAnswer when the question shares no word with its evidence sentence: whatever it
+    asks, the marked sentence does not speak of it."""
+    if not answered_terms(question, evidence):
+        raise InvalidAnswer(
+            "not_answered",
+            "the marked sentence does not answer it; ask about what that sentence says",
+        )
+
+
+def check_specific(question: str, evidence: str, specificity: Specificity) -> None:
+    """InvalidAnswer when the question keeps no distinctive term of its evidence (a rare word, a
+    name, a number): 'Are high levels of a protein linked to longer life?' fits any document."""
+    if not distinctive_terms(question, evidence, specificity.rarity, specificity.max_share):
+        raise InvalidAnswer(
+            "vague",
+            "it could be about any document; keep the specific name or term of the marked "
+            "sentence (what it is about) so a searcher could find it",
+        )
 
 
 def check_topic(question: str, source_words: Collection[str]) -> None:
@@ -233,6 +294,7 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
             "refers_to_passage",
             f"'{match.group()}' points at something only the passage names; name it instead",
         )
+    check_unnamed_person(question)  # before the pronoun rule: a person gets the sharper reason
     if pronoun := unresolved_pronoun(question):
         raise InvalidAnswer(
             "refers_to_passage",
