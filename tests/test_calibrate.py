@@ -18,10 +18,11 @@ import yaml
 from scipy.stats import kendalltau
 
 from goldenset.calibration import decision_agreement, tau_interval
-from goldenset.calibration_runs import enabled_retrievers, with_headline
+from goldenset.calibration_runs import enabled_retrievers, grid, with_headline
 from goldenset.chunking import chunk_documents
+from goldenset.errors import GoldensetError
 from goldenset.models import resolve_model_path
-from goldenset.params import ChunkParams, RetrieversParams, ScoreParams
+from goldenset.params import ChunkParams, RetrieversParams, ScoreParams, parse_params
 from tests.conftest import ROOT
 from tests.stages import run_stage
 from tests.test_exports import golden_questions, sample_documents
@@ -223,3 +224,22 @@ def test_bm25_runs_with_the_first_model_only_unless_hybrid_fuses_it():
 def test_the_second_model_is_packaged_offline():
     path = Path(resolve_model_path("sre-embedding-model"))
     assert (path / "model.safetensors").is_file() and (path / "modules.json").is_file()
+
+
+def test_grid_applies_each_entry_over_the_project_params_and_refuses_a_twin():
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw["chunk"]["overlap"] = 50
+    raw["calibrate"] = {**raw["calibrate"], **GRID}
+    chunkings, models = grid(parse_params(raw))
+    # an entry keeps the project's values of the fields it does not name
+    assert [(c.strategy, c.max_size, c.overlap) for c in chunkings] == [
+        ("sentences", 250, 50),
+        ("none", raw["chunk"]["max_size"], 50),
+    ]
+    assert [m.max_seq_length for m in models] == [None, 16]
+    assert models[1].batch_size == raw["embed"]["batch_size"]
+    raw["calibrate"]["models"].append({"max_seq_length": 16})  # the project's model: a twin
+    with pytest.raises(
+        GoldensetError, match="calibrate.models: all-MiniLM-L6-v2 max_seq_length 16"
+    ):
+        grid(parse_params(raw))

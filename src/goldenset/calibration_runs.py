@@ -114,6 +114,22 @@ def reported(wanted: list[str], model_free: bool) -> list[str]:
     return [name for name in wanted if model_free or name not in MODEL_FREE]
 
 
+def grid(params: Params) -> tuple[list[ChunkParams], list[EmbedParams]]:
+    """The chunkings and models of the calibrate params, each applied over the project's."""
+    settings = params.calibrate
+    assert settings is not None
+    chunkings = [override(params.chunk, entry) for entry in settings.chunkings]
+    models = [override(params.embed, entry) for entry in settings.models]
+    for name, labels in [
+        ("chunkings", [chunk_label(chunk) for chunk in chunkings]),
+        ("models", [model_label(embed) for embed in models]),
+    ]:
+        twice = sorted({label for label in labels if labels.count(label) > 1})
+        if twice:
+            raise GoldensetError(f"calibrate.{name}: {', '.join(twice)} listed twice")
+    return chunkings, models
+
+
 def views_of(settings: CalibrateParams) -> list[View]:
     return [View(name, view.golden, view.reference) for name, view in settings.views.items()]
 
@@ -178,13 +194,11 @@ def run_configurations(
     stages = {name: load_stage(project, name) for name in RUN}
     link_upstream(project, scratch)
     frames, configurations = [], []
+    chunkings, models = grid(params)
     with working_directory(scratch):
-        for chunk_entry in settings.chunkings:
-            chunking = override(params.chunk, chunk_entry)
-            for number, model_entry in enumerate(settings.models):
-                embed = override(params.embed, model_entry).model_copy(
-                    update={"cache_dir": cache_dir}
-                )
+        for chunking in chunkings:
+            for number, model in enumerate(models):
+                embed = model.model_copy(update={"cache_dir": cache_dir})
                 first = number == 0
                 run = params.model_copy(
                     update={
@@ -204,11 +218,11 @@ def run_configurations(
                 stages["score"].main(run)
                 results = pd.read_parquet("data/results.parquet")
                 for retriever in reported(settings.retrievers, first):
-                    model = "-" if retriever in MODEL_FREE else model_label(embed)
+                    label = "-" if retriever in MODEL_FREE else model_label(embed)
                     configuration = Configuration(
-                        f"{retriever} | {chunk_label(chunking)} | {model}",
+                        f"{retriever} | {chunk_label(chunking)} | {label}",
                         chunk_label(chunking),
-                        model,
+                        label,
                         retriever,
                     )
                     rows = results.loc[results["retriever"] == retriever, columns]
