@@ -157,7 +157,7 @@ def test_every_configuration_once_and_tau_from_the_table(calibrated):
         row = next(
             line
             for line in markdown.splitlines()
-            if line.startswith(f"| {configuration['name']} |")
+            if line.startswith("| " + configuration["name"].replace("|", "\\|") + " |")
         )
         assert f"{configuration['values']['real.ndcg@10']:.4f}" in row
 

@@ -186,6 +186,11 @@ def _number(value: float) -> float | None:
     return None if math.isnan(value) else value
 
 
+def cell(text: str) -> str:
+    """Text for a Markdown table cell: a pipe would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def render_markdown(
     views: list[ViewResult],
     skipped: list[str],
@@ -215,7 +220,7 @@ def render_markdown(
     for configuration in configurations:
         row = values[configuration["name"]]
         cells = [f"{row[name]:.4f}" if name in row else "-" for name in columns]
-        lines.append(f"| {configuration['name']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {cell(configuration['name'])} | " + " | ".join(cells) + " |")
     lines += [
         "",
         f"<sub>Tau: scipy's Kendall tau-b of the configuration means; interval: percentile "
