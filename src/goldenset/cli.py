@@ -1,13 +1,16 @@
 """The `goldenset` command. Subcommands:
 
 compare [REV_A] [REV_B]   paired comparison of two runs, read through DVC (exit 1: regression)
+calibrate                 does the golden set rank configurations as the reference query sets do?
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from goldenset.compare import (
     DifferentQuestions,
@@ -78,7 +81,30 @@ def parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--seed", type=int, default=0)
     cmp.add_argument("--repo", default=".", help="the project (default: the current folder)")
+    cal = commands.add_parser(
+        "calibrate",
+        help="rank configurations by the golden set and by reference query sets",
+        description="Run every configuration of the `calibrate` params (chunkings x models x "
+        "retrievers) through the chunk, embed and score stages in a scratch copy of the project, "
+        "then, per view, Kendall tau between the golden set's and a reference set's ranking of "
+        "them (with a bootstrap interval) and the decision agreement. Prints a Markdown report.",
+    )
+    cal.add_argument("--repo", default=".", help="the project (default: the current folder)")
+    cal.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    cal.add_argument(
+        "--workdir", type=Path, help="scratch folder to run in and keep (default: a temporary one)"
+    )
     return main
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from goldenset.calibration_runs import calibrate  # loads the stages and their models
+
+    markdown, figures = calibrate(Path(args.repo), args.workdir)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    sys.stdout.write(markdown)
+    return 0
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -136,7 +162,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return run_compare(args)
+        return run_calibrate(args) if args.command == "calibrate" else run_compare(args)
     except DifferentQuestions as error:
         print(f"error: refused: {error}", file=sys.stderr)
     except GoldensetError as error:

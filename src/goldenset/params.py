@@ -283,6 +283,31 @@ class RetrieversParams(Section):
         return self
 
 
+CalibratedRetriever = Literal["dense", "bm25", "ann", "external", "hybrid"]
+QUALIFIED_METRIC = re.compile(r"[a-z]\w*\.[\w@]+")
+
+
+class ViewParams(Section):
+    golden: str = Field(pattern=QUALIFIED_METRIC.pattern, description="<query set>.<metric>")
+    reference: str = Field(pattern=QUALIFIED_METRIC.pattern, description="<query set>.<metric>")
+
+
+class CalibrateParams(Section):
+    """`goldenset calibrate`: configurations scored by the chunk, embed and score stages, and the
+    views in which the golden set's ranking of them is set against a reference set's."""
+
+    # each entry overrides the fields it names in `chunk` (resp. `embed`)
+    chunkings: list[ChunkParams] = Field(min_length=1)
+    models: list[EmbedParams] = Field(min_length=1)
+    retrievers: list[CalibratedRetriever] = Field(min_length=1)
+    views: dict[str, ViewParams] = Field(min_length=1)
+    resamples: int = Field(1000, ge=1, description="bootstrap resamples of the tau interval")
+    confidence: float = Field(0.95, gt=0, lt=1)
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance of a reference difference")
+    permutations: int = Field(10000, ge=1, description="random sign flips of the paired test")
+    seed: int = 0
+
+
 class Params(Section):
     ingest: IngestParams = Field(default_factory=IngestParams)
     chunk: ChunkParams = Field(default_factory=ChunkParams)
@@ -291,6 +316,7 @@ class Params(Section):
     score: ScoreParams = Field(default_factory=ScoreParams)
     audit: AuditParams = Field(default_factory=AuditParams)
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
+    calibrate: CalibrateParams | None = None
 
 
 def parse_params(raw: dict) -> Params:
