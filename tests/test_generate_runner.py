@@ -14,7 +14,7 @@ from goldenset.generation.passages import passages_for
 from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams, Price
-from tests.llm_servers import Fault, LoopbackLLM, Reply, Stall, make_documents
+from tests.llm_servers import Fault, LoopbackLLM, Reply, Stall, make_documents, valid_answer
 
 KEY = "test-key"
 DOCUMENTS = make_documents(6, sentences=12)
@@ -273,18 +273,31 @@ def test_a_german_passage_gets_a_german_question(tmp_path):
     assert "Speicherteam" in seen[0]
 
 
-def test_example_queries_reach_the_prompt_and_the_cache_key(tmp_path, server):
+def test_example_queries_reach_the_prompt_and_the_cache_key(tmp_path):
     examples = ["statins and stroke risk in the elderly", "does coffee harm the liver"]
-    plain = generate(server, settings(tmp_path, max_questions=2))
-    styled = run_generation(
-        DOCUMENTS,
-        settings(tmp_path, max_questions=2),
-        provider=AnthropicProvider(settings(tmp_path), api_key=KEY, base_url=server.url),
-        progress=False,
-        example_queries=examples,
-    )
+    asked = []
+
+    def answer(passage, request_text):
+        asked.append(request_text)
+        return valid_answer(passage, request_text)
+
+    with LoopbackLLM(answer=answer) as server:
+        plain = generate(server, settings(tmp_path, max_questions=2))
+        plain_requests = list(asked)
+        styled = run_generation(
+            DOCUMENTS,
+            settings(tmp_path, max_questions=2),
+            provider=AnthropicProvider(settings(tmp_path), api_key=KEY, base_url=server.url),
+            progress=False,
+            example_queries=examples,
+        )
     assert plain.stats.requests == 2 and styled.stats.requests == 2  # not served from the cache
     assert styled.stats.questions_written == 2
+    styled_requests = asked[len(plain_requests) :]
+    assert len(styled_requests) == 2
+    # what the model was sent: the examples in every styled request, in no plain one
+    assert all(example in text for text in styled_requests for example in examples)
+    assert not any(example in text for text in plain_requests for example in examples)
 
 
 class NamedLocal(OpenAIProvider):
