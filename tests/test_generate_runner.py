@@ -323,12 +323,23 @@ def test_concurrency_runs_requests_in_parallel_but_local_one_at_a_time(tmp_path)
         assert result.stats.cost_usd == 0 and not result.stats.price_known
 
 
-def test_nothing_to_ask_builds_no_client(tmp_path, monkeypatch):
+def test_nothing_to_ask_sends_no_request_and_needs_no_key(tmp_path, monkeypatch):
+    # the provider is built either way (building is cheap); its client, which needs the key,
+    # only on the first request: without a key, a run that asks something fails on it
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    empty = run_generation(DOCUMENTS, settings(tmp_path, max_questions=0), progress=False)
-    assert (empty.rows, empty.rejects, empty.stats.passages) == ([], [], 0)
-    short = run_generation(DOCUMENTS, settings(tmp_path, passage_min_chars=10**6), progress=False)
-    assert short.rows == []
-    with pytest.raises(GoldensetError, match="ANTHROPIC_API_KEY"):
-        run_generation(DOCUMENTS, settings(tmp_path), progress=False)
+
+    def keyless(params):
+        return AnthropicProvider(params, base_url=server.url)
+
+    with LoopbackLLM() as server:
+        params = settings(tmp_path, max_questions=0)
+        empty = run_generation(DOCUMENTS, params, provider=keyless(params), progress=False)
+        assert (empty.rows, empty.rejects, empty.stats.passages) == ([], [], 0)
+        params = settings(tmp_path, passage_min_chars=10**6)
+        short = run_generation(DOCUMENTS, params, provider=keyless(params), progress=False)
+        assert short.rows == [] and short.stats.requests == 0
+        params = settings(tmp_path)
+        with pytest.raises(GoldensetError, match="ANTHROPIC_API_KEY"):
+            run_generation(DOCUMENTS, params, provider=keyless(params), progress=False)
+        assert server.received == 0
