@@ -300,27 +300,11 @@ def test_example_queries_reach_the_prompt_and_the_cache_key(tmp_path):
     assert not any(example in text for text in plain_requests for example in examples)
 
 
-class NamedLocal(OpenAIProvider):
-    """The openai client under the name "local", to see how the loop treats the in-process model."""
-
-
-class OneAtATime(OpenAIProvider):
-    """The openai client declaring what the in-process model does: one request at a time, free."""
-
-    max_concurrency = 1
-    paid = False
-
-
-def test_concurrency_runs_requests_in_parallel_but_local_one_at_a_time(tmp_path):
+def test_concurrency_runs_requests_in_parallel(tmp_path):
+    # the in-process local model's one at a time: tests/test_local_model.py, on the real model
     with LoopbackLLM(latency=0.1) as server:
-        generate(server, settings(tmp_path / "a", concurrency=6, provider="openai"), api="openai")
+        generate(server, settings(tmp_path, concurrency=6, provider="openai"), api="openai")
         assert server.max_in_flight == 6
-    with LoopbackLLM(latency=0.05) as server:
-        params = settings(tmp_path / "b", concurrency=6, provider="openai", max_questions=4)
-        provider = OneAtATime(params, api_key=KEY, base_url=server.openai_url)
-        result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
-        assert len(result.rows) == 4 and server.max_in_flight == 1
-        assert result.stats.cost_usd == 0 and not result.stats.price_known
 
 
 def test_nothing_to_ask_sends_no_request_and_needs_no_key(tmp_path, monkeypatch):
