@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -155,6 +158,30 @@ def test_report_shows_figures_flags_worst_echoes_duplicates_and_a_seeded_sample(
     assert sample.count("- **") == 2
     other = render_report(audit, AuditParams(sample_size=2, seed=4)).split("## Random sample")[1]
     assert other.count("- **") == 2
+
+
+def sampled_qids(report: str) -> list[str]:
+    sample = report.split("## Random sample")[1]
+    return re.findall(r"^- \*\*.*\*\* \((q\d+),", sample, flags=re.MULTILINE)
+
+
+def test_random_sample_is_the_seeded_sample_of_the_questions_in_order():
+    many = pd.DataFrame(
+        [
+            {"qid": f"q{i}", "question": f"Question {i}?", "doc_id": d, "evidence": EVIDENCE[d]}
+            for i, d in enumerate(["d1", "d2", "d3"] * 4)
+        ]
+    )
+    vectors = orthogonal(len(many))
+    picks = {}
+    for seed in (3, 4):
+        params = AuditParams(sample_size=4, seed=seed)
+        report = render_report(run_audit(many, DOCUMENTS, vectors, STATS, None, params), params)
+        # the documented draw: random.Random(seed).sample of the row positions, in order
+        expected = sorted(random.Random(seed).sample(range(len(many)), 4))
+        picks[seed] = sampled_qids(report)
+        assert picks[seed] == [f"q{i}" for i in expected]
+    assert picks[3] != picks[4]
 
 
 def test_dropped_near_duplicates_become_rejects_that_name_the_kept_question():

@@ -73,6 +73,11 @@ def model_workers() -> list[int]:
     return pids
 
 
+def stored_rows(cache: Path) -> int:
+    """Vectors in the cache's segments (each written whole, then renamed into place)."""
+    return sum(np.load(segment)["keys"].shape[0] for segment in cache.glob("*.npz"))
+
+
 def test_ray_vectors_equal_in_process_and_only_misses_are_sent(local_ray, sentences, tmp_path):
     texts = sentences[:300]
     expected = in_process(texts, tmp_path / "local")
@@ -93,20 +98,24 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_vector(local_ray, sente
         target=lambda: result.update(vectors=on_ray(texts, cache, flush_every=64))
     )
     worker.start()
-    killed = None
+    killed, at_kill, replacements = None, 0, set()
     deadline = time.monotonic() + 300
-    while killed is None and worker.is_alive() and time.monotonic() < deadline:
+    while worker.is_alive() and time.monotonic() < deadline:
         pids = model_workers()
-        if pids and list(cache.glob("*.npz")):  # the actor is mid-run: some vectors are in
+        if killed is None and pids and list(cache.glob("*.npz")):  # mid-run: some vectors in
+            at_kill, alive = stored_rows(cache), set(pids)
             killed = pids[0]
             os.kill(killed, signal.SIGKILL)
+        elif killed is not None:
+            replacements.update(set(pids) - alive)
         time.sleep(0.05)
     worker.join(timeout=600)
     assert killed is not None, "the run ended before a model worker could be killed"
     assert killed not in model_workers()
+    assert 0 < at_kill < len(texts)  # the kill cut the run short: work was left to do
+    assert replacements, "no new model worker took over after the kill"
 
     vectors = result["vectors"]
     assert vectors.shape == (len(texts), 384)
-    rows = sum(np.load(segment)["keys"].shape[0] for segment in cache.glob("*.npz"))
-    assert rows == len(texts)  # every vector stored exactly once
+    assert stored_rows(cache) == len(texts)  # every vector stored exactly once
     np.testing.assert_allclose(vectors, in_process(texts, tmp_path / "local"), atol=1e-6, rtol=0)

@@ -65,6 +65,7 @@ def test_unreadable_cache_file_is_a_miss(tmp_path):
 def test_concurrent_writers_never_leave_half_a_file(tmp_path):
     cache = AnswerCache(tmp_path)
     texts = [("x" * 50_000) + str(i) for i in range(8)]
+    path = cache.path(key())
 
     def write(text):
         for _ in range(20):
@@ -73,13 +74,18 @@ def test_concurrent_writers_never_leave_half_a_file(tmp_path):
     threads = [threading.Thread(target=write, args=(t,)) for t in texts]
     for thread in threads:
         thread.start()
-    seen = set()
+    # the raw bytes, not get(): get() takes an unreadable file for a miss and would hide it
+    reads, seen = 0, set()
     while any(t.is_alive() for t in threads):
-        got = cache.get(key())
-        if got is not None:
-            seen.add(got.text)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:  # before the first write lands
+            continue
+        reads += 1
+        seen.add(json.loads(data)["text"])  # a half-written file does not parse
     for thread in threads:
         thread.join()
+    assert reads > 0
     assert seen <= set(texts)
     assert cache.get(key()).text in texts
 

@@ -14,7 +14,7 @@ from goldenset.generation.passages import passages_for
 from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams, Price
-from tests.llm_servers import Fault, LoopbackLLM, Reply, Stall, make_documents
+from tests.llm_servers import Fault, LoopbackLLM, Reply, Stall, make_documents, valid_answer
 
 KEY = "test-key"
 DOCUMENTS = make_documents(6, sentences=12)
@@ -273,49 +273,57 @@ def test_a_german_passage_gets_a_german_question(tmp_path):
     assert "Speicherteam" in seen[0]
 
 
-def test_example_queries_reach_the_prompt_and_the_cache_key(tmp_path, server):
+def test_example_queries_reach_the_prompt_and_the_cache_key(tmp_path):
     examples = ["statins and stroke risk in the elderly", "does coffee harm the liver"]
-    plain = generate(server, settings(tmp_path, max_questions=2))
-    styled = run_generation(
-        DOCUMENTS,
-        settings(tmp_path, max_questions=2),
-        provider=AnthropicProvider(settings(tmp_path), api_key=KEY, base_url=server.url),
-        progress=False,
-        example_queries=examples,
-    )
+    asked = []
+
+    def answer(passage, request_text):
+        asked.append(request_text)
+        return valid_answer(passage, request_text)
+
+    with LoopbackLLM(answer=answer) as server:
+        plain = generate(server, settings(tmp_path, max_questions=2))
+        plain_requests = list(asked)
+        styled = run_generation(
+            DOCUMENTS,
+            settings(tmp_path, max_questions=2),
+            provider=AnthropicProvider(settings(tmp_path), api_key=KEY, base_url=server.url),
+            progress=False,
+            example_queries=examples,
+        )
     assert plain.stats.requests == 2 and styled.stats.requests == 2  # not served from the cache
     assert styled.stats.questions_written == 2
+    styled_requests = asked[len(plain_requests) :]
+    assert len(styled_requests) == 2
+    # what the model was sent: the examples in every styled request, in no plain one
+    assert all(example in text for text in styled_requests for example in examples)
+    assert not any(example in text for text in plain_requests for example in examples)
 
 
-class NamedLocal(OpenAIProvider):
-    """The openai client under the name "local", to see how the loop treats the in-process model."""
-
-
-class OneAtATime(OpenAIProvider):
-    """The openai client declaring what the in-process model does: one request at a time, free."""
-
-    max_concurrency = 1
-    paid = False
-
-
-def test_concurrency_runs_requests_in_parallel_but_local_one_at_a_time(tmp_path):
+def test_concurrency_runs_requests_in_parallel(tmp_path):
+    # the in-process local model's one at a time: tests/test_local_model.py, on the real model
     with LoopbackLLM(latency=0.1) as server:
-        generate(server, settings(tmp_path / "a", concurrency=6, provider="openai"), api="openai")
+        generate(server, settings(tmp_path, concurrency=6, provider="openai"), api="openai")
         assert server.max_in_flight == 6
-    with LoopbackLLM(latency=0.05) as server:
-        params = settings(tmp_path / "b", concurrency=6, provider="openai", max_questions=4)
-        provider = OneAtATime(params, api_key=KEY, base_url=server.openai_url)
-        result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
-        assert len(result.rows) == 4 and server.max_in_flight == 1
-        assert result.stats.cost_usd == 0 and not result.stats.price_known
 
 
-def test_nothing_to_ask_builds_no_client(tmp_path, monkeypatch):
+def test_nothing_to_ask_sends_no_request_and_needs_no_key(tmp_path, monkeypatch):
+    # the provider is built either way (building is cheap); its client, which needs the key,
+    # only on the first request: without a key, a run that asks something fails on it
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    empty = run_generation(DOCUMENTS, settings(tmp_path, max_questions=0), progress=False)
-    assert (empty.rows, empty.rejects, empty.stats.passages) == ([], [], 0)
-    short = run_generation(DOCUMENTS, settings(tmp_path, passage_min_chars=10**6), progress=False)
-    assert short.rows == []
-    with pytest.raises(GoldensetError, match="ANTHROPIC_API_KEY"):
-        run_generation(DOCUMENTS, settings(tmp_path), progress=False)
+
+    def keyless(params):
+        return AnthropicProvider(params, base_url=server.url)
+
+    with LoopbackLLM() as server:
+        params = settings(tmp_path, max_questions=0)
+        empty = run_generation(DOCUMENTS, params, provider=keyless(params), progress=False)
+        assert (empty.rows, empty.rejects, empty.stats.passages) == ([], [], 0)
+        params = settings(tmp_path, passage_min_chars=10**6)
+        short = run_generation(DOCUMENTS, params, provider=keyless(params), progress=False)
+        assert short.rows == [] and short.stats.requests == 0
+        params = settings(tmp_path)
+        with pytest.raises(GoldensetError, match="ANTHROPIC_API_KEY"):
+            run_generation(DOCUMENTS, params, provider=keyless(params), progress=False)
+        assert server.received == 0

@@ -84,10 +84,14 @@ def test_stage_writes_both_outputs_and_a_summary(tmp_path):
         assert server.requests == 8
 
 
-def test_nothing_to_ask_writes_empty_outputs_without_a_client(tmp_path):
-    project = make_project(tmp_path, {"provider": "anthropic", "max_questions": 0})
-    result = run(project, stage_env())  # no ANTHROPIC_API_KEY: building a client would fail
-    assert result.returncode == 0, result.stderr
+def test_nothing_to_ask_writes_empty_outputs_and_sends_no_request(tmp_path):
+    # no ANTHROPIC_API_KEY: a client built at all fails (as the next test shows), a request
+    # sent reaches the server
+    with LoopbackLLM() as server:
+        project = make_project(tmp_path, {"provider": "anthropic", "max_questions": 0})
+        result = run(project, stage_env(ANTHROPIC_BASE_URL=server.url))
+        assert result.returncode == 0, result.stderr
+        assert server.received == 0
     assert (project / "data" / "goldenset.jsonl").read_text() == ""
     assert (project / "data" / "goldenset.rejects.jsonl").read_text() == ""
     assert (project / "cache" / "llm").is_dir()

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from goldenset.echo import WindowFrequency, WindowIndex, echo, overlap
+from goldenset.generation import prompt
 from goldenset.generation.prompt import (
     FEW_SHOT,
     PROMPT_SHA,
@@ -101,8 +102,32 @@ def test_retry_turns_tell_the_model_what_was_wrong():
     assert messages[-1]["role"] == "user" and "it was empty" in messages[-1]["content"]
 
 
+# Pinned: a prompt edit re-asks every question, so it must change this value on purpose.
+# After such an edit, put the new value here.
+PINNED_PROMPT_SHA = "453b2687209f297b"
+
+
 def test_prompt_sha_is_a_stable_short_hash():
-    assert len(PROMPT_SHA) == 16 and int(PROMPT_SHA, 16) >= 0
+    assert PROMPT_SHA == PINNED_PROMPT_SHA
+
+
+@pytest.mark.parametrize(
+    ("template", "edited"),
+    [
+        ("SYSTEM", lambda text: text + " Be brief."),
+        ("EXAMPLES_TEMPLATE", lambda text: text.replace("Real users'", "Users'")),
+        ("PASSAGE_TEMPLATE", lambda text: text.replace("\n", " ")),
+        ("TARGET_OPEN", lambda text: "<mark>"),
+        ("TARGET_CLOSE", lambda text: "</mark>"),
+        ("ASKED_TEMPLATE", lambda text: text.replace("something else", "another thing")),
+        ("CORRECTION_TEMPLATE", lambda text: text.replace("cannot", "can not")),
+        ("FEW_SHOT", lambda pairs: pairs[1:]),
+    ],
+)
+def test_every_part_of_the_prompt_changes_its_sha(template, edited, monkeypatch):
+    before = prompt._prompt_sha()
+    monkeypatch.setattr(prompt, template, edited(getattr(prompt, template)))
+    assert prompt._prompt_sha() != before
 
 
 def test_a_good_answer_is_the_question_itself():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from goldenset.generation.local_model import (
     model_cache_dir,
 )
 from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
+from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams
 
 needs_llama_cpp = pytest.mark.skipif(
@@ -153,6 +155,53 @@ def test_identity_names_the_model_file_and_its_hash(provider):
     assert identity["model"] == "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     assert identity["model_sha256"].startswith("cc324af0")
     assert identity["max_tokens"] == MAX_TOKENS
+
+
+class Watched:
+    """The provider as the runner sees it, with its calls counted from outside: how many at
+    once, from which threads. Everything else (max_concurrency, paid) is the provider's own."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.calls = self.in_flight = self.max_in_flight = 0
+        self.threads: set[int] = set()
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+    def complete(self, system, messages, *, attempt):
+        with self._lock:
+            self.calls += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.threads.add(threading.get_ident())
+        try:
+            return self._inner.complete(system, messages, attempt=attempt)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+@needs_llama_cpp
+def test_the_runner_asks_the_local_model_one_question_at_a_time(
+    provider, forward_answers, tmp_path
+):
+    params = GenerateParams(
+        provider="local",
+        max_questions=2,
+        concurrency=4,  # what the user asked for; the in-process model takes one at a time
+        max_attempts=1,
+        passage_min_chars=50,
+        max_tokens=MAX_TOKENS,
+        cache_dir=str(tmp_path / "llm"),
+    )
+    watched = Watched(provider)
+    documents = [(f"doc-{i}", passage) for i, passage in enumerate(PASSAGES)]
+    result = run_generation(documents, params, provider=watched, progress=False)
+    assert watched.calls == 2
+    assert watched.max_in_flight == 1 and len(watched.threads) == 1
+    assert result.stats.cost_usd == 0 and not result.stats.price_known  # free, and unpriced
 
 
 @needs_llama_cpp

@@ -31,6 +31,32 @@ def test_intervals_come_from_the_per_question_values_without_unjudged_ones():
     assert bounds["low"] < np.nanmean(mrr) < bounds["high"]
 
 
+def test_intervals_by_hand_per_query_set_and_retriever():
+    # two judged values 0 and 1: a resample's mean is 0, 0.5 or 1 with probability 1/4, 1/2,
+    # 1/4, so of 1000 resamples about 250 are 0 and 250 are 1: the 5th and 95th percentiles are
+    # 0 and 1. One judged value, or equal ones, give that value at both ends.
+    rows = [
+        ("real", "dense", [0.0, 1.0, np.nan]),
+        ("real", "bm25", [0.25, 0.25, np.nan]),
+        ("synthetic", "dense", [np.nan, 0.5]),
+    ]
+    results = pd.DataFrame(
+        [
+            {"query_set": name, "retriever": retriever, "qid": f"{name}-{i}", "recall@10": value}
+            for name, retriever, values in rows
+            for i, value in enumerate(values)
+        ]
+    )
+    params = IntervalParams(resamples=1000, confidence=0.9, seed=5)
+    assert headline_intervals(results, ["recall@10"], params) == {
+        "real": {
+            "dense": {"recall@10": {"low": 0.0, "high": 1.0}},
+            "bm25": {"recall@10": {"low": 0.25, "high": 0.25}},
+        },
+        "synthetic": {"dense": {"recall@10": {"low": 0.5, "high": 0.5}}},
+    }
+
+
 @pytest.mark.parametrize(
     ("score", "message"),
     [

@@ -15,9 +15,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from goldenset.exports import read_trec_run
 from tests.conftest import ROOT
 from tests.dvc_project import PROJECT_FILES, commit, copy_project, run, stages_run
 from tests.llm_servers import LoopbackLLM, make_documents
+from tests.test_exports import all_metrics, assert_trec_eval_agrees, read_qrels
 
 pytestmark = pytest.mark.slow
 
@@ -77,3 +79,10 @@ def test_own_documents_from_a_fresh_clone_to_scores(tmp_path):
     assert set(scores) == {"synthetic"}
     assert scores["synthetic"]["dense"]["n_queries"] == len(golden) > 0
     assert 0 < scores["synthetic"]["bm25"]["recall@10"] <= 1
+    # every retriever's scores, recomputed by pytrec_eval from the exported qrels and runs
+    metrics = all_metrics(fresh)
+    qrels = read_qrels(fresh / "data" / "export" / "beir" / "qrels" / "test.tsv")
+    assert len(qrels) == len(golden)
+    for retriever, ours in metrics["synthetic"].items():
+        run_file = read_trec_run(fresh / "data" / "export" / "runs" / f"synthetic.{retriever}.trec")
+        assert_trec_eval_agrees(qrels, run_file, ours)

@@ -100,3 +100,31 @@ def test_monte_carlo_randomization_test_agrees_with_scipy_within_sampling_error(
     assert abs(ours.p_value - theirs) < tolerance
     assert abs(ours.p_value - exact_enough) < tolerance
     assert 0.0005 < exact_enough < 0.5  # the data are in the range where the check means much
+
+
+@pytest.mark.parametrize("n", [24, 60, 200])
+def test_monte_carlo_p_counts_the_observed_flip_when_every_difference_has_one_sign(n):
+    # only the all-plus flip reaches the observed mean; R = 10**4 draws meet it with probability
+    # under R 2**-n (0.06 % at n = 24), so the count is 0 and p = 2 (0 + 1) / (R + 1), never 0
+    a = np.random.default_rng(n).random(n) * 0.5
+    permutations = 10_000
+    for b in (a + 0.25, a - 0.1):
+        result = randomization_test(a, b, permutations=permutations, seed=0)
+        assert not result.exact
+        assert result.p_value == 2 / (permutations + 1)
+
+
+@pytest.mark.parametrize("n", range(EXACT_MAX_N + 1, EXACT_MAX_N + 5))
+def test_monte_carlo_p_just_past_the_exact_limit_is_scipy_exact_p(n):
+    rng = np.random.default_rng(2)  # the seed puts p between 0.005 and 0.05 for n = 17..20
+    a = rng.random(n)
+    b = np.clip(a + rng.normal(0.12, 0.2, n), 0, 1)
+    permutations = 100_000
+    ours = randomization_test(a, b, permutations=permutations, seed=0)
+    exact = scipy_paired_p(a, b, n_resamples=np.inf)
+    assert not ours.exact
+    # five standard errors of 2 x a proportion from R draws; small next to p itself
+    q = exact / 2
+    tolerance = 5 * 2 * math.sqrt(q * (1 - q) / permutations)
+    assert tolerance < exact / 3
+    assert abs(ours.p_value - exact) < tolerance
