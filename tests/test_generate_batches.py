@@ -88,20 +88,25 @@ def test_batches_give_the_synchronous_answers_retry_and_reject_with_reasons(tmp_
     assert not (tmp_path / "batch" / PENDING_FILE).exists()
 
 
+def kill_9_when(condition, project, env: dict[str, str]) -> None:
+    """Runs the stage and kills it (SIGKILL) as soon as `condition()` holds (at most 120 s)."""
+    victim = subprocess.Popen(
+        command(), cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    while not condition() and time.monotonic() < deadline and victim.poll() is None:
+        time.sleep(0.02)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+
+
 def test_kill_9_while_polling_then_resume_submits_nothing_again(tmp_path):
     generate = {"provider": "anthropic", "max_questions": 6, "batch": True, "batch_poll_s": 0.05}
     with LoopbackBatches() as server:
         server.hold.set()  # batches stay in progress: the stage polls until it is killed
         project = make_project(tmp_path, generate)
         env = stage_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.url)
-        victim = subprocess.Popen(
-            command(), cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        deadline = time.monotonic() + 120
-        while server.retrieves < 2 and time.monotonic() < deadline and victim.poll() is None:
-            time.sleep(0.02)
-        os.kill(victim.pid, signal.SIGKILL)
-        victim.wait()
+        kill_9_when(lambda: server.retrieves >= 2, project, env)
         pending = project / "cache" / "llm" / PENDING_FILE
         assert json.loads(pending.read_text()) == {"batches": ["msgbatch_0001"]}
         assert server.creates == 1 and len(server.submitted) == 6
@@ -131,14 +136,7 @@ def test_kill_9_before_the_batch_id_is_written_then_resume_adopts_the_batch(tmp_
         server.stall_create.set()  # the batch exists, but the stage never learns its id
         project = make_project(tmp_path, generate)
         env = stage_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.url)
-        victim = subprocess.Popen(
-            command(), cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        deadline = time.monotonic() + 120
-        while server.creates < 1 and time.monotonic() < deadline and victim.poll() is None:
-            time.sleep(0.02)
-        os.kill(victim.pid, signal.SIGKILL)
-        victim.wait()
+        kill_9_when(lambda: server.creates >= 1, project, env)
         server.stall_create.clear()
         pending = json.loads((project / "cache" / "llm" / PENDING_FILE).read_text())
         assert pending["batches"] == [] and len(pending["submitting"]["custom_ids"]) == 6

@@ -151,6 +151,7 @@ def load_stage(project: Path, name: str) -> ModuleType:
     if spec is None or spec.loader is None or not path.exists():
         raise GoldensetError(f"calibrate: {path} not found: run it in the project root (--repo)")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses in the stage look their module up there
     spec.loader.exec_module(module)
     return module
 
