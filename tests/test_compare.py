@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from scipy.stats import norm
 
 from goldenset.compare import (
@@ -25,6 +26,7 @@ from goldenset.compare import (
 )
 from goldenset.errors import GoldensetError
 from goldenset.stats import holm_adjusted, randomization_test
+from tests.conftest import ROOT
 
 LABELS = ("main", "workspace")
 SETTINGS = Settings(resamples=1000, permutations=5000)
@@ -276,3 +278,22 @@ def test_a_drop_the_intervals_can_see_is_still_caught():
     alone = simulated_differences(rng, 2000, 3, 300, 0.0)
     alone[:, 0] = simulated_differences(rng, 2000, 1, 300, 0.0, drop=0.08)[:, 0]
     assert alarm_rates(alone)[0] > 0.9
+
+
+def test_the_gate_and_its_budgets_come_from_params_yaml_and_the_options_override_them(tmp_path):
+    from goldenset.cli import _settings, parser
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["compare"]["budgets"] = {"default": 0.01, "mrr": 0.02}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    shown = _settings(parser().parse_args(["compare", "--repo", str(tmp_path)]))
+    assert shown.gate == tuple(params["compare"]["gate"]) and shown.alpha == 0.05
+    assert (shown.budget("mrr"), shown.budget("ndcg@10")) == (0.02, 0.01)
+    options = ["--gate", "real.bm25.mrr", "--alpha", "0.1", "--budget", "mrr=0.3", "--seed", "4"]
+    chosen = _settings(parser().parse_args(["compare", "--repo", str(tmp_path), *options]))
+    assert (chosen.gate, chosen.alpha, chosen.seed) == (("real.bm25.mrr",), 0.1, 4)
+    assert (chosen.budget("mrr"), chosen.budget("ndcg@10")) == (0.3, 0.01)
+    params["compare"]["gate"] = ["dense.ndcg@10"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    with pytest.raises(GoldensetError, match="compare: Value error, gate: 'dense.ndcg@10'"):
+        _settings(parser().parse_args(["compare", "--repo", str(tmp_path)]))
