@@ -272,6 +272,8 @@ def _cells(row: Row, alpha: float) -> list[str]:
         status = "improved"
     elif row.gated and row.p_gate < alpha and row.delta < 0:
         status = "worse, within budget"
+    elif not row.gated and row.p_value < alpha and row.delta < 0:
+        status = "worse, not gated"  # uncorrected: one of many rows, information only
     return [
         row.query_set,
         row.retriever,
