@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from scipy.stats import norm
 
 from goldenset.compare import (
     DifferentQuestions,
+    Row,
     Settings,
     Texts,
     compare,
+    judge,
     metric_columns,
     most_regressed,
     pair,
@@ -18,6 +24,9 @@ from goldenset.compare import (
     render_text,
     verdict,
 )
+from goldenset.errors import GoldensetError
+from goldenset.stats import holm_adjusted, randomization_test
+from tests.conftest import ROOT
 
 LABELS = ("main", "workspace")
 SETTINGS = Settings(resamples=1000, permutations=5000)
@@ -65,20 +74,27 @@ def test_a_consistent_drop_is_a_regression_and_a_budget_can_allow_it():
     a = results({"dense": [1] * 30, "bm25": [1] * 30})
     b = results({"dense": [2] * 24 + [1] * 6, "bm25": [1] * 30})
     paired = pair(a, b, LABELS)
-    rows = rows_by_key(compare(paired, ["mrr", "recall@10"], SETTINGS))
+    gated = replace(SETTINGS, gate=("real.dense.mrr", "real.dense.recall@10", "real.bm25.mrr"))
+    rows = rows_by_key(compare(paired, ["mrr", "recall@10"], gated))
     dense = rows["dense", "mrr"]
     assert dense.delta == pytest.approx(-0.4)
     assert dense.p_value < 0.001 and not dense.exact
     assert dense.low <= -0.4 <= dense.high < 0
     assert (dense.worse, dense.better) == (24, 0)
-    assert dense.regression
+    assert dense.regression and dense.gated and dense.p_gate == pytest.approx(3 * dense.p_value)
     assert not rows["dense", "recall@10"].regression  # every question still found in the top 10
     assert not rows["bm25", "mrr"].regression
-    lenient = Settings(resamples=1000, permutations=5000, budgets={"mrr": 0.5})
+    lenient = replace(gated, gate=("real.dense.mrr",), budgets={"mrr": 0.5})
     allowed = compare(paired, ["mrr"], lenient)
     assert not any(row.regression for row in allowed)
     assert "| worse, within budget |" in render_markdown(allowed, [], Texts(), LABELS, lenient)
-    assert "1 significant regression(s)" in verdict(list(rows.values()), SETTINGS)
+    assert "1 significant regression(s)" in verdict(list(rows.values()), gated)
+    # the same drop outside the gate is shown, with its uncorrected p, and fails nothing
+    ungated = compare(paired, ["mrr"], replace(gated, gate=("real.bm25.mrr",)))
+    assert not any(row.regression for row in ungated)
+    assert "| -0.4000 |" in (table := render_markdown(ungated, [], Texts(), LABELS, gated))
+    assert "| not gated | 24/0/30 | worse, not gated |" in table
+    assert "No significant regression" in table
 
 
 def test_a_small_drop_on_few_questions_is_not_significant():
@@ -161,3 +177,124 @@ def test_every_view_of_the_metrics_is_a_metric_column():
     others = ["qid", "query_set", "retriever", "first_relevant_rank", "top_ids", "context@512"]
     results = pd.DataFrame(columns=[*others, *names])
     assert metric_columns(results) == names
+
+
+def gate_rows(p_values: list[float], delta: float = -0.1) -> list[Row]:
+    return [
+        Row("real", "dense", f"m{i}", 300, 0.5, 0.5 + delta, delta, -1, 1, p, False, 1, 0)
+        for i, p in enumerate(p_values)
+    ]
+
+
+def test_the_gate_fails_on_what_survives_holm_only():
+    settings = Settings(gate=("real.dense.m0", "real.dense.m1", "real.dense.m2"))
+    # uncorrected, p 0.02 would fail the build; 3 gated metrics make it 0.06
+    judged = judge(gate_rows([0.02, 0.5, 0.6, 0.001]), settings)
+    assert [row.p_gate for row in judged[:3]] == pytest.approx([0.06, 1.0, 1.0])
+    assert not any(row.regression for row in judged)
+    assert judged[3].p_value == 0.001 and not judged[3].gated and np.isnan(judged[3].p_gate)
+    caught = judge(gate_rows([0.01, 0.5, 0.6]), settings)
+    assert [row.regression for row in caught] == [True, False, False]  # 0.03 < 0.05
+    lenient = replace(settings, default_budget=0.2)
+    assert not any(row.regression for row in judge(gate_rows([0.01, 0.5, 0.6]), lenient))
+
+
+def test_a_gated_metric_the_runs_lack_is_an_error_naming_the_param():
+    with pytest.raises(GoldensetError, match=r"compare.gate: synthetic.dense.doc_ndcg@10 not"):
+        judge(gate_rows([0.5]), Settings(gate=("synthetic.dense.doc_ndcg@10",)))
+
+
+def step_down(p_values: np.ndarray, alpha: float) -> np.ndarray:
+    """Holm's procedure as written: reject in order of p while p_(j) < alpha / (m - j)."""
+    rejected = np.zeros(p_values.size, dtype=bool)
+    for j, i in enumerate(np.argsort(p_values, kind="stable")):
+        if p_values[i] >= alpha / (p_values.size - j):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def test_holm_adjusted_p_values_reject_as_the_step_down_procedure():
+    # a textbook case: sorted p 0.01, 0.02, 0.03, 0.04 -> 0.04, 0.06, 0.06, 0.06
+    assert holm_adjusted(np.array([0.03, 0.01, 0.04, 0.02])) == pytest.approx(
+        [0.06, 0.04, 0.06, 0.06]
+    )
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        p_values = rng.uniform(0, 0.1, rng.integers(1, 8))
+        for alpha in (0.01, 0.05):
+            assert np.array_equal(holm_adjusted(p_values) < alpha, step_down(p_values, alpha))
+
+
+def sign_flip_p(differences: np.ndarray) -> np.ndarray:
+    """p of the paired sign-flip test on the last axis, from its normal limit: given |d|, the
+    null mean is a sum of independent +-|d_i| / n, so z = sum d / sqrt(sum d^2) (n >= 100)."""
+    z = differences.sum(axis=-1) / np.sqrt((differences**2).sum(axis=-1))
+    return 2 * norm.sf(np.abs(z))
+
+
+def simulated_differences(rng, runs, metrics, n, correlation, drop=0.0, sd=0.35):
+    """Per-question differences of correlated metrics: 60% unchanged, the rest normal."""
+    shared = rng.standard_normal((runs, 1, n))
+    own = rng.standard_normal((runs, metrics, n))
+    noise = np.sqrt(correlation) * shared + np.sqrt(1 - correlation) * own
+    moved = rng.random((runs, 1, n)) < 0.4
+    return (sd / np.sqrt(0.4)) * noise * moved - drop * moved / 0.4
+
+
+def alarm_rates(differences: np.ndarray, alpha: float = 0.05) -> tuple[float, float]:
+    """Share of runs that fail the build: Holm over the metrics, and each metric uncorrected."""
+    p_values = sign_flip_p(differences)
+    dropped = differences.mean(axis=-1) < 0
+    holm = np.apply_along_axis(holm_adjusted, 1, p_values)
+    return (
+        float(((holm < alpha) & dropped).any(axis=1).mean()),
+        float(((p_values < alpha) & dropped).any(axis=1).mean()),
+    )
+
+
+def test_the_normal_limit_is_the_randomization_test_compare_runs():
+    rng = np.random.default_rng(2)
+    differences = simulated_differences(rng, 12, 1, 300, 0.0, drop=0.03)[:, 0]
+    exact = [randomization_test(np.zeros(300), d, 20000, 0).p_value for d in differences]
+    assert sign_flip_p(differences) == pytest.approx(exact, abs=0.01)
+
+
+@pytest.mark.parametrize("metrics,correlation", [(3, 0.0), (6, 0.0), (4, 0.8)])
+def test_a_change_that_does_nothing_fails_the_build_at_most_alpha_of_the_time(metrics, correlation):
+    rng = np.random.default_rng(metrics)
+    runs = 4000  # Monte Carlo standard error of a rate near 0.05: 0.0034
+    holm, uncorrected = alarm_rates(simulated_differences(rng, runs, metrics, 300, correlation))
+    assert holm <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs)
+    if correlation == 0:  # what the gate cried without the correction
+        assert uncorrected > 0.05 + 3 * np.sqrt(0.05 * 0.95 / runs)
+
+
+def test_a_drop_the_intervals_can_see_is_still_caught():
+    rng = np.random.default_rng(7)
+    # every gated metric moves (a change that hurts retrieval hurts its views together)
+    together = simulated_differences(rng, 2000, 3, 300, 0.8, drop=0.05)
+    assert alarm_rates(together)[0] > 0.6
+    # one metric of three alone, 0.08 down (2 interval half-widths on 300 questions)
+    alone = simulated_differences(rng, 2000, 3, 300, 0.0)
+    alone[:, 0] = simulated_differences(rng, 2000, 1, 300, 0.0, drop=0.08)[:, 0]
+    assert alarm_rates(alone)[0] > 0.9
+
+
+def test_the_gate_and_its_budgets_come_from_params_yaml_and_the_options_override_them(tmp_path):
+    from goldenset.cli import _settings, parser
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["compare"]["budgets"] = {"default": 0.01, "mrr": 0.02}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    shown = _settings(parser().parse_args(["compare", "--repo", str(tmp_path)]))
+    assert shown.gate == tuple(params["compare"]["gate"]) and shown.alpha == 0.05
+    assert (shown.budget("mrr"), shown.budget("ndcg@10")) == (0.02, 0.01)
+    options = ["--gate", "real.bm25.mrr", "--alpha", "0.1", "--budget", "mrr=0.3", "--seed", "4"]
+    chosen = _settings(parser().parse_args(["compare", "--repo", str(tmp_path), *options]))
+    assert (chosen.gate, chosen.alpha, chosen.seed) == (("real.bm25.mrr",), 0.1, 4)
+    assert (chosen.budget("mrr"), chosen.budget("ndcg@10")) == (0.3, 0.01)
+    params["compare"]["gate"] = ["dense.ndcg@10"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    with pytest.raises(GoldensetError, match="compare: Value error, gate: 'dense.ndcg@10'"):
+        _settings(parser().parse_args(["compare", "--repo", str(tmp_path)]))

@@ -29,6 +29,8 @@ def project(tmp_path_factory) -> Path:
     # a remote from the start, as in CI: every revision's config names it
     run(["dvc", "remote", "add", "-d", "shared", str(project.parent / "remote")], project)
     edit_params(project, generate={"max_questions": 0})  # real queries only: no LLM
+    # no golden set here: the gate names real-query metrics only
+    edit_params(project, compare={"gate": ["real.dense.ndcg@10", "real.bm25.ndcg@10"]})
     run(["dvc", "repro"], project)
     commit(project, "baseline")
     run(["git", "tag", "baseline"], project)
@@ -114,6 +116,10 @@ def test_a_much_worse_embedding_is_a_significant_regression(project):
     assert table["| real", "dense", "ndcg@10"].endswith("| REGRESSION |")
     bm25 = table["| real", "bm25", "ndcg@10"]
     assert "| +0.0000 |" in bm25 and "REGRESSION" not in bm25  # bm25 does not embed
+    # every other metric dropped too, shown with its uncorrected p, but is not gated
+    assert "| not gated |" in table["| real", "dense", "mrr"]
+    assert "REGRESSION" not in table["| real", "dense", "mrr"]
+    assert "Holm-corrected over 2 gated metric(s)" in out
     # the first headline metric real queries have (doc_ndcg@10 is a span-judged set's)
     assert "Most regressed questions (context_hit@512)" in out
     assert "| real | dense | doc_ndcg@10 |" not in out  # no row for a metric without values
@@ -124,6 +130,8 @@ def test_a_much_worse_embedding_is_a_significant_regression(project):
     assert "outranked by" in out
     # a budget larger than the drop lets the change through
     assert compare(project, "baseline", "short", "--budget", "1").returncode == 0
+    # only declared metrics fail the build: gating bm25 alone lets the dense drop through
+    assert compare(project, "baseline", "short", "--gate", "real.bm25.ndcg@10").returncode == 0
 
 
 def test_different_question_sets_are_refused(project):

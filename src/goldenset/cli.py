@@ -24,6 +24,7 @@ from goldenset.compare import (
     render_text,
 )
 from goldenset.errors import GoldensetError
+from goldenset.params import CompareParams, load_params
 from goldenset.revisions import label, read_results, read_texts
 
 # Exit statuses of `goldenset compare`
@@ -49,14 +50,22 @@ def parser() -> argparse.ArgumentParser:
         "compare",
         help="compare the per-question results of two revisions",
         description="Paired comparison of data/results.parquet at two git revisions, read "
-        "through DVC (run `dvc pull` first where the outputs are not local). Exit status: 0 no "
-        "significant regression beyond the budget, 1 a regression, 2 refused or bad input.",
+        "through DVC (run `dvc pull` first where the outputs are not local). Only the metrics of "
+        "compare.gate in params.yaml (of --repo, the working tree) can fail it, Holm-corrected; "
+        "the options below override that section. Exit status: 0 no significant regression "
+        "beyond the budget, 1 a regression, 2 refused or bad input.",
     )
     cmp.add_argument("rev_a", nargs="?", default="HEAD", help="baseline (default: HEAD)")
     cmp.add_argument(
         "rev_b", nargs="?", default="workspace", help="candidate (default: the workspace)"
     )
-    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    cmp.add_argument(
+        "--gate",
+        action="append",
+        metavar="SET.RETRIEVER.METRIC",
+        help="a metric that can fail the build (repeatable; default: compare.gate)",
+    )
+    cmp.add_argument("--alpha", type=float, help="family-wise error rate (compare.alpha)")
     cmp.add_argument(
         "--budget",
         type=_budget,
@@ -64,7 +73,7 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="[METRIC=]DROP",
         help="allowed drop of a mean before a significant one fails, for every metric or one "
-        "(repeatable; default 0)",
+        "(repeatable; overrides compare.budgets)",
     )
     cmp.add_argument("--metrics", nargs="+", help="per-question metrics to compare (default: all)")
     cmp.add_argument("--format", choices=["markdown", "text"], default="text")
@@ -74,12 +83,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="compare the questions both runs share instead of refusing different sets",
     )
-    cmp.add_argument("--confidence", type=float, default=0.95)
-    cmp.add_argument("--resamples", type=int, default=2000, help="paired bootstrap resamples")
+    cmp.add_argument("--confidence", type=float, help="(compare.confidence)")
+    cmp.add_argument("--resamples", type=int, help="paired bootstrap resamples (compare.resamples)")
     cmp.add_argument(
-        "--permutations", type=int, default=10000, help="random sign flips above 16 questions"
+        "--permutations", type=int, help="sign flips above 16 questions (compare.permutations)"
     )
-    cmp.add_argument("--seed", type=int, default=0)
+    cmp.add_argument("--seed", type=int, help="(compare.seed)")
     cmp.add_argument("--repo", default=".", help="the project (default: the current folder)")
     cal = commands.add_parser(
         "calibrate",
@@ -122,6 +131,8 @@ def run_compare(args: argparse.Namespace) -> int:
                 f"{', '.join(metrics)} (score.headline)"
             )
         metrics = list(args.metrics)
+    # a gated metric is compared even when --metrics leaves it out: the gate stays the gate
+    metrics = list(dict.fromkeys([*metrics, *(name.rsplit(".", 1)[1] for name in settings.gate)]))
     rows = compare(paired, metrics, settings)
     # the first metric the runs have values of (doc_ metrics are empty on real queries alone)
     shown = next((m for m in metrics if paired[f"{m}_b"].notna().any()), metrics[0])
@@ -136,26 +147,34 @@ def run_compare(args: argparse.Namespace) -> int:
     return REGRESSION if any(row.regression for row in rows) else NO_REGRESSION
 
 
+def _compare_params(repo: str) -> CompareParams:
+    """The compare section of the working tree's params.yaml: the gate is the policy of the
+    checkout that runs it (in CI, the branch under review), whichever revisions it compares."""
+    params = load_params(Path(repo) / "params.yaml").compare
+    if params is None:
+        raise GoldensetError("params.yaml: compare: missing; add the compare section (its gate)")
+    return params
+
+
 def _settings(args: argparse.Namespace) -> Settings:
-    if not 0 < args.alpha < 1 or not 0 < args.confidence < 1:
+    params = _compare_params(args.repo)
+    # command-line values override params.yaml, field by field
+    chosen = {
+        name: getattr(params, name) if getattr(args, name) is None else getattr(args, name)
+        for name in ("alpha", "confidence", "resamples", "permutations", "seed")
+    }
+    if not 0 < chosen["alpha"] < 1 or not 0 < chosen["confidence"] < 1:
         raise GoldensetError("--alpha and --confidence must lie between 0 and 1")
-    if args.resamples < 1 or args.permutations < 1:
+    if chosen["resamples"] < 1 or chosen["permutations"] < 1:
         raise GoldensetError("--resamples and --permutations must be positive")
-    default = 0.0
-    budgets = {}
-    for metric, value in args.budget:
-        if metric is None:
-            default = value
-        else:
-            budgets[metric] = value
+    budgets = dict(params.budgets)
+    budgets.update({metric or "default": value for metric, value in args.budget})
+    default = budgets.pop("default", 0.0)
     return Settings(
-        alpha=args.alpha,
+        gate=tuple(args.gate or params.gate),
         budgets=budgets,
         default_budget=default,
-        confidence=args.confidence,
-        resamples=args.resamples,
-        permutations=args.permutations,
-        seed=args.seed,
+        **chosen,
     )
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from goldenset.errors import GoldensetError
-from goldenset.stats import EXACT_MAX_N, bootstrap_interval, randomization_test
+from goldenset.stats import EXACT_MAX_N, bootstrap_interval, holm_adjusted, randomization_test
 
 KEYS = ["query_set", "retriever", "qid"]
 # per-chunk (and, on real queries, per-document), document-view and context-budget metrics
@@ -29,7 +29,8 @@ class DifferentQuestions(GoldensetError):
 
 @dataclass(frozen=True)
 class Settings:
-    alpha: float = 0.05
+    gate: tuple[str, ...] = ()  # <query set>.<retriever>.<metric> rows that can fail the build
+    alpha: float = 0.05  # family-wise error rate of the gate (Holm)
     budgets: Mapping[str, float] = field(default_factory=dict)  # metric -> allowed drop
     default_budget: float = 0.0
     confidence: float = 0.95
@@ -52,12 +53,18 @@ class Row:
     delta: float  # mean of the per-question differences b - a
     low: float  # paired bootstrap interval of delta
     high: float
-    p_value: float
+    p_value: float  # uncorrected
     exact: bool
     worse: int
     better: int
-    regression: bool  # significant (p < alpha) and beyond the metric's budget
-    improvement: bool  # significant and positive
+    gated: bool = False  # in the gate: its drop can fail the build
+    p_gate: float = float("nan")  # Holm-adjusted over the gated rows; NaN when not gated
+    regression: bool = False  # gated, significant after Holm, and beyond the metric's budget
+    improvement: bool = False  # significant (Holm-adjusted if gated) and positive
+
+    @property
+    def name(self) -> str:
+        return f"{self.query_set}.{self.retriever}.{self.metric}"
 
 
 def metric_columns(results: pd.DataFrame) -> list[str]:
@@ -103,7 +110,8 @@ def pair(
 
 
 def compare(paired: pd.DataFrame, metrics: list[str], settings: Settings) -> list[Row]:
-    """A row per query set, retriever and metric, in the order they first appear."""
+    """A row per query set, retriever and metric, in the order they first appear; the gated
+    ones (``settings.gate``) judged together, Holm-corrected, the others shown uncorrected."""
     rows = []
     for (set_name, retriever), group in paired.groupby(["query_set", "retriever"], sort=False):
         for metric in metrics:
@@ -113,7 +121,35 @@ def compare(paired: pd.DataFrame, metrics: list[str], settings: Settings) -> lis
             rows.append(
                 _compare_one(set_name, retriever, metric, values[:, 0], values[:, 1], settings)
             )
-    return rows
+    return judge(rows, settings)
+
+
+def judge(rows: list[Row], settings: Settings) -> list[Row]:
+    """Mark the gated rows, Holm-adjust their p-values, and flag regressions and improvements."""
+    missing = sorted(set(settings.gate) - {row.name for row in rows})
+    if missing:
+        raise GoldensetError(
+            f"compare.gate: {', '.join(missing)} not compared (not in both runs' results, or "
+            f"not among the metrics compared); the rows are {', '.join(r.name for r in rows)}"
+        )
+    gated = [i for i, row in enumerate(rows) if row.name in set(settings.gate)]
+    adjusted = dict(zip(gated, holm_adjusted([rows[i].p_value for i in gated]), strict=True))
+    judged = []
+    for i, row in enumerate(rows):
+        p = float(adjusted.get(i, row.p_value))
+        significant = p < settings.alpha
+        judged.append(
+            replace(
+                row,
+                gated=i in adjusted,
+                p_gate=p if i in adjusted else float("nan"),
+                regression=i in adjusted
+                and significant
+                and row.delta < -settings.budget(row.metric),
+                improvement=significant and row.delta > 0,
+            )
+        )
+    return judged
 
 
 def _compare_one(
@@ -124,7 +160,6 @@ def _compare_one(
         differences, settings.resamples, settings.confidence, settings.seed
     )
     test = randomization_test(a, b, settings.permutations, settings.seed)
-    significant = bool(test.p_value < settings.alpha)
     return Row(
         query_set=set_name,
         retriever=retriever,
@@ -139,8 +174,6 @@ def _compare_one(
         exact=test.exact,
         worse=int((differences < 0).sum()),
         better=int((differences > 0).sum()),
-        regression=significant and test.statistic < -settings.budget(metric),
-        improvement=significant and test.statistic > 0,
     )
 
 
@@ -205,20 +238,25 @@ class Texts:
         return (self.documents if set_name == "real" else self.chunks).get(item_id, "")
 
 
-HEADER = ["query set", "retriever", "metric", "A", "B", "Δ", "CI of Δ", "p", "worse/better/n", ""]
+HEADER = [
+    "query set", "retriever", "metric", "A", "B", "Δ", "CI of Δ",
+    "p", "gate p", "worse/better/n", "",
+]  # fmt: skip
 
 
 def verdict(rows: list[Row], settings: Settings) -> str:
     regressions = [row for row in rows if row.regression]
+    gated = sum(row.gated for row in rows)
+    family = (
+        f"alpha {settings.alpha:g} Holm-corrected over {gated} gated metric(s), "
+        f"{_budgets(settings)}; {len(rows) - gated} other row(s) not gated"
+    )
     if not regressions:
-        return f"No significant regression (alpha {settings.alpha:g}, {_budgets(settings)})."
+        return f"No significant regression ({family})."
     named = ", ".join(
         f"{row.query_set}.{row.retriever}.{row.metric} {row.delta:+.4f}" for row in regressions
     )
-    return (
-        f"{len(regressions)} significant regression(s) beyond budget "
-        f"(alpha {settings.alpha:g}, {_budgets(settings)}): {named}."
-    )
+    return f"{len(regressions)} significant regression(s) beyond budget ({family}): {named}."
 
 
 def _budgets(settings: Settings) -> str:
@@ -232,8 +270,10 @@ def _cells(row: Row, alpha: float) -> list[str]:
         status = "REGRESSION"
     elif row.improvement:
         status = "improved"
-    elif row.p_value < alpha and row.delta < 0:
+    elif row.gated and row.p_gate < alpha and row.delta < 0:
         status = "worse, within budget"
+    elif not row.gated and row.p_value < alpha and row.delta < 0:
+        status = "worse, not gated"  # uncorrected: one of many rows, information only
     return [
         row.query_set,
         row.retriever,
@@ -243,6 +283,7 @@ def _cells(row: Row, alpha: float) -> list[str]:
         f"{row.delta:+.4f}",
         f"[{row.low:+.4f}, {row.high:+.4f}]",
         f"{row.p_value:.3g}",
+        f"{row.p_gate:.3g}" if row.gated else "not gated",
         f"{row.worse}/{row.better}/{row.n}",
         status,
     ]
@@ -280,8 +321,9 @@ def _method(settings: Settings) -> str:
     return (
         f"Δ = B − A, mean over paired questions; CI: {settings.confidence:.0%} paired bootstrap "
         f"({settings.resamples:,} resamples); p: paired randomization test, two-sided (every "
-        f"sign flip up to {EXACT_MAX_N} questions, else {settings.permutations:,}); "
-        f"seed {settings.seed}."
+        f"sign flip up to {EXACT_MAX_N} questions, else {settings.permutations:,}), uncorrected; "
+        "gate p: Holm-adjusted over the gated metrics (compare.gate), the only ones that fail "
+        f"the build; seed {settings.seed}."
     )
 
 
@@ -295,7 +337,7 @@ def render_markdown(
     """A pull-request comment: one table, the verdict, the most regressed questions folded."""
     lines = [f"### goldenset compare: A = `{labels[0]}`, B = `{labels[1]}`", ""]
     lines.append("| " + " | ".join(HEADER) + " |")
-    lines.append("|" + "|".join(["---"] * 3 + ["---:"] * 5 + ["---:", "---"]) + "|")
+    lines.append("|" + "|".join(["---"] * 3 + ["---:"] * 7 + ["---"]) + "|")
     for row in rows:
         lines.append("| " + " | ".join(_cells(row, settings.alpha)) + " |")
     lines += ["", f"**{verdict(rows, settings)}**", ""]

@@ -308,6 +308,33 @@ class CalibrateParams(Section):
     seed: int = 0
 
 
+GATED_METRIC = re.compile(r"[a-z]\w*\.[a-z]\w*\.[\w@]+")
+
+
+class CompareParams(Section):
+    """`goldenset compare`: which metrics fail the build, and how sure a drop must be."""
+
+    # <query set>.<retriever>.<metric>: the family Holm corrects; every other row is information
+    gate: list[str] = Field(min_length=1)
+    alpha: float = Field(0.05, gt=0, lt=1, description="family-wise error rate of the gate")
+    # metric name (e.g. ndcg@10) or `default` -> allowed drop of a mean
+    budgets: dict[str, float] = Field(default_factory=lambda: {"default": 0.0})
+    confidence: float = Field(0.95, gt=0, lt=1)
+    resamples: int = Field(2000, ge=1, description="paired bootstrap resamples")
+    permutations: int = Field(10000, ge=1, description="random sign flips above 16 questions")
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _names(self) -> CompareParams:
+        for name in self.gate:
+            if not GATED_METRIC.fullmatch(name):
+                raise ValueError(f"gate: {name!r} is not <query set>.<retriever>.<metric>")
+        for metric, budget in self.budgets.items():
+            if budget < 0:
+                raise ValueError(f"budgets: {metric}: an allowed drop is >= 0, not {budget}")
+        return self
+
+
 class Params(Section):
     ingest: IngestParams = Field(default_factory=IngestParams)
     chunk: ChunkParams = Field(default_factory=ChunkParams)
@@ -317,6 +344,7 @@ class Params(Section):
     audit: AuditParams = Field(default_factory=AuditParams)
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
     calibrate: CalibrateParams | None = None
+    compare: CompareParams | None = None
 
 
 def parse_params(raw: dict) -> Params:

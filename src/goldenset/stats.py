@@ -10,6 +10,9 @@ numbers on every machine. Conventions follow scipy.stats, which the tests check 
   paired values with the mean difference as statistic, two-sided: every sign flip of the
   per-question differences when there are at most ``EXACT_MAX_N`` of them (p exact), otherwise
   ``permutations`` random sign flips and p = (count + 1) / (permutations + 1).
+- :func:`holm_adjusted` is Holm's step-down adjustment (``statsmodels`` ``multipletests(method=
+  "holm")``): rejecting where the adjusted p is below alpha keeps the chance of any false
+  rejection in the family at most alpha, whatever the dependence between the tests.
 """
 
 from __future__ import annotations
@@ -91,3 +94,13 @@ def randomization_test(a: np.ndarray, b: np.ndarray, permutations: int, seed: in
     p_less = (below + adjustment) / (total + adjustment)
     p_greater = (above + adjustment) / (total + adjustment)
     return TestResult(observed, float(min(1.0, 2.0 * min(p_less, p_greater))), exact)
+
+
+def holm_adjusted(p_values: np.ndarray) -> np.ndarray:
+    """Holm-adjusted p-values, in the input order: max over j <= i of (m - j + 1) p_(j), <= 1."""
+    p_values = np.asarray(p_values, dtype=np.float64)
+    order = np.argsort(p_values, kind="stable")
+    scaled = (p_values.size - np.arange(p_values.size)) * p_values[order]
+    adjusted = np.empty_like(p_values)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return adjusted
