@@ -23,6 +23,7 @@ from goldenset.chunking import chunk_documents
 from goldenset.errors import GoldensetError
 from goldenset.models import resolve_model_path
 from goldenset.params import ChunkParams, RetrieversParams, ScoreParams, parse_params
+from goldenset.querysets import evidence_frame
 from tests.conftest import ROOT
 from tests.stages import run_stage
 from tests.test_exports import golden_questions, sample_documents
@@ -66,6 +67,9 @@ def write_inputs(project: Path) -> None:
         {"qid": queries["qid"], "doc_id": docs["doc_id"][:8], "grade": 1.0, "absent": ""}
     )
     qrels.to_parquet(project / "data/qrels.parquet", index=False)
+    # no labelled questions: ingest writes both tables empty
+    pd.DataFrame(columns=["qid", "text"]).to_parquet(project / "data/labelled.parquet")
+    evidence_frame().to_parquet(project / "data/labelled_evidence.parquet", index=False)
     for name in ["dvc.yaml", "stages"]:
         source = ROOT / name
         copy = shutil.copytree if source.is_dir() else shutil.copy
