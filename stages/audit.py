@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from goldenset.audit import document_indexes, real_query_echoes, render_report, run_audit
+from goldenset.audit import (
+    chance_flags,
+    document_chance,
+    document_indexes,
+    real_query_echoes,
+    render_report,
+    run_audit,
+)
 from goldenset.errors import GoldensetError
 from goldenset.params import Params
 from goldenset.querysets import read_goldenset
@@ -49,6 +56,10 @@ def main(params: Params) -> None:
     audit = run_audit(
         golden, documents, vectors, stats, echoes, params.audit, params.generate.distinctive_share
     )
+    chance = document_chance(golden["doc_id"].astype(str), list(documents), params.score.ks)
+    audit.metrics["chance"] = {"documents": len(documents), **chance}
+    audit.flags.extend(chance_flags(chance, len(documents), params.score.max_chance))
+    audit.metrics["flags"] = len(audit.flags)
     for path, text in [
         (METRICS, json.dumps(audit.metrics, indent=2) + "\n"),
         (REPORT, render_report(audit, params.audit)),

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from goldenset.audit import (
+    chance_flags,
+    document_chance,
     document_indexes,
     is_definitional,
     near_duplicate_pairs,
@@ -257,3 +259,24 @@ def test_a_golden_set_vaguer_than_real_queries_is_flagged_too():
     audit = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, echoes, PARAMS)
     assert audit.metrics["echo_median_gap"] < -PARAMS.echo_median_tolerance
     assert any("drops the terms real users type" in flag for flag in audit.flags)
+
+
+def test_document_chance_is_k_over_n_for_one_document_among_n():
+    doc_ids = [f"d{i}" for i in range(20)]
+    chance = document_chance(["d3", "d7", "missing"], doc_ids, [1, 5])
+    assert chance["doc_hit@1"] == pytest.approx(1 / 20)
+    assert chance["doc_hit@5"] == pytest.approx(5 / 20)  # C(19, 5) / C(20, 5) = 15 / 20 missed
+    assert chance["doc_recall@5"] == pytest.approx(5 / 20)
+    assert chance["doc_mrr"] == pytest.approx(sum(1 / i for i in range(1, 21)) / 20)
+    assert document_chance(["missing"], doc_ids, [1]) == {}
+
+
+def test_a_metric_a_random_ranking_already_scores_is_flagged_with_its_fix():
+    chance = document_chance(["d1"], ["d0", "d1", "d2", "d3"], [1, 3])
+    flags = chance_flags(chance, 4, 0.3)
+    # flagged: above 0.3; hit@1, recall@1 and precision@k are 0.25
+    flagged = [flag.split(" scores ")[1].split()[0] for flag in flags]
+    assert flagged == ["doc_recall@3", "doc_hit@3", "doc_ndcg@3", "doc_mrr"]
+    assert all(flag.endswith("more documents, or smaller k") for flag in flags)
+    assert any("doc_hit@3 0.75," in flag for flag in flags)
+    assert chance_flags(chance, 4, 1.0) == []

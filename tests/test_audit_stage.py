@@ -28,7 +28,8 @@ def make_project(tmp_path):
     pd.DataFrame({"qid": [], "text": []}, dtype=str).to_parquet(project / "data/queries.parquet")
     qrels = pd.DataFrame({"qid": [], "doc_id": [], "grade": []}).astype({"grade": float})
     qrels.to_parquet(project / "data/qrels.parquet")
-    (project / "params.yaml").write_text("audit:\n  sample_size: 3\n")
+    # three documents: every ranking is near chance, which has its own test below
+    (project / "params.yaml").write_text("audit:\n  sample_size: 3\nscore:\n  max_chance: 1.0\n")
     return project
 
 
@@ -45,6 +46,19 @@ def test_an_echoing_golden_set_is_flagged(tmp_path):
     assert "audit: echo: 100% of questions" in result.stderr
     report = (project / "reports" / "audit.md").read_text()
     assert "- echo: 100% of questions" in report and "> The backup job runs nightly" in report
+
+
+def test_three_documents_are_flagged_as_a_corpus_a_random_ranking_already_solves(tmp_path):
+    project = make_project(tmp_path)
+    (project / "params.yaml").write_text("audit:\n  sample_size: 3\n")  # max_chance 0.05
+    (project / "data" / "generate_stats.json").write_text(json.dumps({"answers": 3}))
+    result = run_stage("audit", project)
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((project / "metrics" / "audit.json").read_text())
+    assert metrics["chance"]["documents"] == 3
+    assert metrics["chance"]["doc_hit@1"] == round(1 / 3, 6)
+    assert "a random ranking of the 3 documents scores doc_hit@1 0.333" in result.stderr
+    assert "more documents, or smaller k" in result.stderr
 
 
 def test_without_generate_stats_it_says_which_stage_to_run(tmp_path):

@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import csr_array
 
+from goldenset.chance import chance_levels
 from goldenset.echo import (
     WindowFrequency,
     WindowIndex,
@@ -172,6 +174,30 @@ def run_audit(
     flags = _flags(metrics, params)
     metrics["flags"] = len(flags)
     return Audit(metrics, flags, questions, duplicates)
+
+
+def document_chance(
+    question_doc_ids: Sequence[str], doc_ids: Sequence[str], ks: Sequence[int]
+) -> dict[str, float]:
+    """The golden set's document-view metrics under a random ranking of every document (one
+    relevant document per question): the level a score must clear before it means anything."""
+    column = {doc_id: i for i, doc_id in enumerate(doc_ids)}
+    cols = [column[doc_id] for doc_id in question_doc_ids if doc_id in column]
+    if not cols:
+        return {}
+    qrels = csr_array((np.ones(len(cols)), (np.arange(len(cols)), cols)), (len(cols), len(column)))
+    levels = chance_levels(qrels, len(column), ks, len(column))
+    return {f"doc_{name}": round(float(values.mean()), 6) for name, values in levels.items()}
+
+
+def chance_flags(chance: dict[str, float], n_documents: int, max_chance: float) -> list[str]:
+    """One flag per metric that a random ranking already scores above score.max_chance."""
+    return [
+        f"chance: a random ranking of the {n_documents} documents scores {name} {value:.3g}, "
+        f"above score.max_chance {max_chance}: more documents, or smaller k"
+        for name, value in chance.items()
+        if value > max_chance
+    ]
 
 
 def _flags(metrics: dict, params: AuditParams) -> list[str]:
