@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.llm_servers import LoopbackLLM
-from tests.test_generate_stage import make_project
+from tests.test_generate_stage import examples_file_params, make_project
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -98,14 +98,7 @@ def test_a_budget_stop_is_not_recorded_and_the_next_repro_pays_only_the_rest(tmp
 def test_editing_the_example_queries_file_changes_the_generate_stage(tmp_path):
     queries = {"_id": "q1", "text": "do statins prevent strokes"}
     with LoopbackLLM(api_key=None) as server:
-        generate = {
-            "provider": "openai",
-            "model": "loopback-model",
-            "max_questions": 2,
-            "example_queries": "examples/queries.jsonl",
-            "example_count": 1,
-            "openai": {"base_url": server.openai_url},
-        }
+        generate = examples_file_params(server)
         project = dvc_project(tmp_path, generate)
         examples = project / "examples" / "queries.jsonl"
         examples.write_text(json.dumps(queries) + "\n")

@@ -158,6 +158,18 @@ def test_kill_9_mid_run_then_resume_asks_only_for_what_is_missing(tmp_path):
         assert read_jsonl(project / "data" / "goldenset.jsonl") == fresh.rows
 
 
+def examples_file_params(server: LoopbackLLM) -> dict:
+    """generate params: two questions from the loopback server, styled by examples/queries.jsonl."""
+    return {
+        "provider": "openai",
+        "model": "loopback-model",
+        "max_questions": 2,
+        "example_queries": "examples/queries.jsonl",
+        "example_count": 1,
+        "openai": {"base_url": server.openai_url},
+    }
+
+
 def test_example_queries_from_a_beir_file_reach_the_prompt(tmp_path):
     seen: list[str] = []
 
@@ -166,14 +178,7 @@ def test_example_queries_from_a_beir_file_reach_the_prompt(tmp_path):
         return valid_answer(passage, request_text)
 
     with LoopbackLLM(api_key=None, answer=answer) as server:
-        generate = {
-            "provider": "openai",
-            "model": "loopback-model",
-            "max_questions": 2,
-            "example_queries": "examples/queries.jsonl",
-            "example_count": 1,
-            "openai": {"base_url": server.openai_url},
-        }
+        generate = examples_file_params(server)
         project = make_project(tmp_path, generate)
         missing = run(project, stage_env())
         assert missing.returncode == 1 and "Traceback" not in missing.stderr

@@ -79,11 +79,16 @@ def _view_metrics(
             _every_query(document_view(found, views.items, chunk_doc, views.doc_qrels, ks), n)
         )
     ranked = found if chunk_ranked is None else chunk_ranked
-    context = context_view(ranked, views.context, views.budgets)
-    if views.context.evidence is None:  # judged per document: the hit is all it can measure
-        context = {name: values for name, values in context.items() if "_hit@" in name}
-    per_query.update(context)
+    per_query.update(_measurable(views, context_view(ranked, views.context, views.budgets)))
     return per_query
+
+
+def _measurable(views: Views, context: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The context metrics a set's judgments define: a set judged per document (no evidence
+    spans) has the hit alone."""
+    if views.context.evidence is not None:
+        return context
+    return {name: values for name, values in context.items() if "_hit@" in name}
 
 
 def _every_query(per_query: dict[str, np.ndarray], n_queries: int) -> dict[str, np.ndarray]:
@@ -119,9 +124,9 @@ def chance_means(
         out[DOCUMENTS] = float(n_docs)
         out.update({f"doc_{name}": _mean(values) for name, values in levels.items()})
     if rankings:
-        levels = context_chance(views.context, views.budgets, depth, rankings, seed)
-        if views.context.evidence is None:
-            levels = {name: values for name, values in levels.items() if "_hit@" in name}
+        levels = _measurable(
+            views, context_chance(views.context, views.budgets, depth, rankings, seed)
+        )
         out.update({name: _mean(values) for name, values in levels.items()})
     return out
 
