@@ -25,15 +25,19 @@ STATS = Path("data/generate_stats.json")
 EXAMPLES_DIR = "examples"  # a dependency of generate in dvc.yaml
 
 
-def read_documents(path: Path) -> list[tuple[str, str]]:
-    """(doc_id, text) pairs."""
+def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """(doc_id, text) pairs, and doc_id -> title."""
     if not path.exists():
         raise GoldensetError(f"{path} not found: run the ingest stage first (dvc repro ingest)")
     try:
-        frame = pd.read_parquet(path, columns=["doc_id", "text"])
+        frame = pd.read_parquet(path, columns=["doc_id", "title", "text"])
     except (KeyError, ValueError) as error:
-        raise GoldensetError(f"{path} lacks doc_id/text columns ({error}): re-run ingest") from None
-    return list(zip(frame["doc_id"].astype(str), frame["text"].astype(str), strict=True))
+        raise GoldensetError(
+            f"{path} lacks doc_id/title/text columns ({error}): re-run ingest"
+        ) from None
+    ids = frame["doc_id"].astype(str)
+    titles = dict(zip(ids, frame["title"].fillna("").astype(str), strict=True))
+    return list(zip(ids, frame["text"].astype(str), strict=True)), titles
 
 
 def read_example_queries(value: str | list[str] | None) -> list[str]:
@@ -77,13 +81,13 @@ def main(params: Params) -> None:
     for noisy in ("httpx", "httpx2", "anthropic", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = params.generate
-    documents = read_documents(DOCUMENTS)
+    documents, titles = read_documents(DOCUMENTS)
     examples = pick_examples(
         read_example_queries(settings.example_queries), settings.example_count, settings.seed
     )
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     try:
-        result = run_generation(documents, settings, example_queries=examples)
+        result = run_generation(documents, settings, example_queries=examples, titles=titles)
     finally:
         # one segment per run instead of one file per answer: DVC pushes one object per file
         AnswerCache(settings.cache_dir).pack()

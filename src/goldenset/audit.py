@@ -8,7 +8,8 @@ Echo is goldenset.echo.echo: the highest share of a question's content words fou
 question is measured so against its document, and each real query against each document judged
 relevant to it: for both, the best-matching window. overlap_evidence is the share found in the
 evidence sentence. specific and answered are the generate stage's rules (goldenset.echo):
-the question keeps a distinctive term of its evidence, and shares a word with it.
+the question keeps a distinctive term of its evidence, and shares a word with it while naming
+nothing its document never mentions.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from goldenset.echo import (
     distinctive_terms,
     echo,
     overlap,
+    unknown_names,
 )
 from goldenset.params import AuditParams
 
@@ -128,7 +130,10 @@ def run_audit(
         for q, d in zip(questions["question"], questions["doc_id"], strict=True)
     ]
     questions["definitional"] = [is_definitional(q) for q in questions["question"]]
-    questions["answered"] = [bool(answered_terms(q, e)) for q, e in pairs]
+    questions["answered"] = [
+        bool(answered_terms(q, e)) and not unknown_names(q, documents.get(d, empty))
+        for (q, e), d in zip(pairs, questions["doc_id"], strict=True)
+    ]
     rarity = WindowFrequency(documents.values())
     questions["specific"] = [
         distinctive_share is None or bool(distinctive_terms(q, e, rarity, distinctive_share))

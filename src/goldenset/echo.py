@@ -163,7 +163,7 @@ def distinctive_words(text: str, rarity: WindowFrequency, max_share: float) -> s
     """A text's words that could name its subject: content words in at most max_share of the
     corpus's windows, and words written as names (marked_terms)."""
     rare = {word for word in content_words(text) if rarity.is_rare(word, max_share)}
-    return rare | marked_terms(text)
+    return rare | _rare_names(text, rarity, max_share)
 
 
 def distinctive_terms(
@@ -176,4 +176,35 @@ def distinctive_terms(
     }
     evidence_tokens = {token.lower() for token in _WRITTEN.findall(evidence)}
     rare = {word for word in content_words(question) if _stem(word) in rare_stems}
-    return rare | (marked_terms(question) & evidence_tokens)
+    return rare | (_rare_names(question, rarity, max_share) & evidence_tokens)
+
+
+def _rare_names(text: str, rarity: WindowFrequency, max_share: float) -> set[str]:
+    """The text's marked terms that are rare too: "DNA" is written as a name, yet in a corpus of
+    biology abstracts it singles out no document."""
+    return {term for term in marked_terms(text) if rarity.is_rare(term, max_share)}
+
+
+def unknown_names(question: str, document: WindowIndex) -> set[str]:
+    """Numbers, acronyms and mixed-case names the question writes (2015, CMV, mTORC1) whose
+    words its document never uses, singular or plural: "2015" asked of a document about
+    2009-2014 invents a premise. Capitalised words are left out: German capitalises every noun,
+    and a question may say a noun its own way."""
+    unknown = set()
+    for term in marked_terms(question):
+        if term.isalpha() and term not in _written_as_acronyms(question):
+            continue
+        words = [word for word in _TOKEN.findall(term) if is_content_word(word)]
+        if words and not all(_known(word, document.where) for word in words):
+            unknown.add(term)
+    return unknown
+
+
+def _written_as_acronyms(text: str) -> set[str]:
+    return {
+        token.lower() for token in _WRITTEN.findall(text) if any(c.isupper() for c in token[1:])
+    }
+
+
+def _known(word: str, where: dict[str, np.ndarray]) -> bool:
+    return any(form in where for form in (word, word.removesuffix("s"), word + "s"))

@@ -6,8 +6,9 @@ rather than by one shuffle of everything, so adding a document or editing one pa
 choice of all other passages, and hence their cached answers, untouched.
 
 Each question of a passage is about one target sentence that the program picks (the evidence),
-by hashes of (seed, passage, sentence) among the sentences long enough to state a fact and, when
-a rarity is given, naming something distinctive (a rare word, a name, a number: what a specific
+by hashes of (seed, passage, sentence) among the sentences that state a finding (long enough, not
+the document's title, not an aim, a method or an open question: see `states_a_finding`) and, when
+a rarity is given, name something distinctive (a rare word, a name, a number: what a specific
 question can keep), so titles, fragments and "This is important." are never asked about and the
 choice is the same on every machine.
 
@@ -21,7 +22,8 @@ is skipped.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from goldenset.chunking import pack_spans, sentence_spans
@@ -43,20 +45,63 @@ class Passage:
 
 MIN_TARGET_WORDS = 8  # shorter sentences (titles, headings, fragments) rarely state a fact
 
+# A sentence that says what someone set out to do or how, or that something is not known, answers
+# no question a searcher asks: of 60 questions a reviewer read, 14 were not answered by their
+# evidence, and most of those sentences were aims, methods, titles or open questions. English
+# research writing; other sentences and languages pass.
+_SECTION_LABEL = re.compile(  # structured abstracts: "OBJECTIVES We evaluated whether ..."
+    r"^\W*(?:OBJECTIVES?|AIMS?|PURPOSE|GOALS?|METHODS?|METHODOLOGY|MATERIALS?|(?:STUDY )?DESIGN"
+    r"|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|POPULATION|INTERVENTIONS?|MEASUREMENTS?"
+    r"|(?:MAIN )?OUTCOME MEASURES?|DATA (?:SOURCES?|EXTRACTION|COLLECTION)|STUDY SELECTION)\b"
+)
+_AIM_METHOD_OR_UNKNOWN = re.compile(
+    r"\b(?:we|i)\s+(?:\w+\s+)?(?:sought|aim(?:s|ed)?|set\s+out|intend(?:s|ed)?|attempt(?:s|ed)"
+    r"|hypothesi[sz]ed|evaluated|investigated|examined|assessed|tested|explored|studied|asked"
+    r"|analy[sz]ed|compared|estimated|measured|used|performed|conducted|recruited|enrolled"
+    r"|collected|searched|surveyed)\b"
+    r"|^\W*(?:to|in\s+order\s+to)\s+(?:determine|assess|evaluate|investigate|examine|explore"
+    r"|test|compare|identify|characteri[sz]e|address|understand|clarify|establish)\b"
+    r"|\b(?:aim|objective|purpose|goal)s?\s+(?:of|was|were|is|are)\b"
+    r"|\b(?:was|were)\s+(?:\w+\s+)?(?:used|employed|applied)\s+to\b"
+    r"|\b(?:was|were)\s+(?:measured|assessed|evaluated|characteri[sz]ed|estimated|recorded"
+    r"|collected|obtained|recruited|enrolled|randomi[sz]ed|analy[sz]ed)\s+(?:using|by|with|from"
+    r"|via|through|at|every|each)\b"
+    r"|\b(?:remains?|remained|is|are|was|were|has\s+been|have\s+been)\s+(?:\w+\s+)?(?:unknown"
+    r"|unclear|uncertain|controversial|elusive|poorly\s+understood|not\s+(?:well\s+|fully\s+)?"
+    r"(?:understood|known|established|clear))\b|\blittle\s+is\s+known\b",
+    re.IGNORECASE,
+)
+
+
+def states_a_finding(sentence: str) -> bool:
+    """Whether a sentence can answer a question: at least MIN_TARGET_WORDS words, and not an
+    aim, a method or an open question ("We evaluated whether ...", "METHODS We used ...",
+    "... was used to measure ...", "... has remained controversial")."""
+    return (
+        len(sentence.split()) >= MIN_TARGET_WORDS
+        and not _SECTION_LABEL.match(sentence)
+        and not _AIM_METHOD_OR_UNKNOWN.search(sentence)
+    )
+
 
 def target_sentences(
-    text: str, count: int, seed: int, names_something: Callable[[str], bool] | None = None
+    text: str,
+    count: int,
+    seed: int,
+    names_something: Callable[[str], bool] | None = None,
+    title: tuple[int, int] | None = None,
 ) -> tuple[tuple[int, int], ...]:
     """Up to `count` sentences of `text` to ask about, as (start, end) spans in text order.
 
-    Deterministic in (seed, text): the sentences with at least MIN_TARGET_WORDS words (and, with
-    names_something, for which it is true), ranked by a hash of the seed, the passage and the
-    sentence.
+    Deterministic in (seed, text): the sentences that state a finding (and, with
+    names_something, for which it is true) and do not overlap the `title` span, ranked by a
+    hash of the seed, the passage and the sentence.
     """
     eligible = [
         (start, end)
         for start, end in sentence_spans(text)
-        if len(text[start:end].split()) >= MIN_TARGET_WORDS
+        if states_a_finding(text[start:end])
+        and (title is None or end <= title[0] or start >= title[1])
         and (names_something is None or names_something(text[start:end]))
     ]
     eligible.sort(key=lambda span: _rank(seed, text, text[span[0] : span[1]], span[0]))
@@ -84,6 +129,7 @@ def sample_passages(
     length_power: float = 0.0,
     duplicate_jaccard: float | None = None,
     names_something: Callable[[str], bool] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> list[Passage]:
     """Passages spread across documents, until their questions reach max_questions.
 
@@ -93,7 +139,8 @@ def sample_passages(
     a document's place never depends on the others. A passage gets questions_per_passage
     questions, or fewer when it has fewer target sentences; the last one may be trimmed to reach
     max_questions exactly. Passages without a sentence worth asking about, and near-duplicates of
-    a chosen passage (duplicate_jaccard), are skipped.
+    a chosen passage (duplicate_jaccard), are skipped. titles: doc_id -> title; a sentence that
+    holds its document's title (a heading, or a title glued to the first sentence) is no target.
     """
     if max_questions <= 0:
         return []
@@ -101,9 +148,14 @@ def sample_passages(
     queue: list[tuple[float, str, Passage]] = []
     for doc_id, text in documents:
         passages = []
+        title = title_span(text, (titles or {}).get(doc_id, ""))
         for start, end in document_passages(text, passage_size, min_chars):
             targets = target_sentences(
-                text[start:end], questions_per_passage, seed, names_something
+                text[start:end],
+                questions_per_passage,
+                seed,
+                names_something,
+                None if title is None else (title[0] - start, title[1] - start),
             )
             if targets:
                 passages.append(Passage(doc_id, start, end, text[start:end], len(targets), targets))
@@ -129,6 +181,12 @@ def sample_passages(
     return _trim_questions(chosen, max_questions)
 
 
+def title_span(text: str, title: str) -> tuple[int, int] | None:
+    """Where the title first occurs in the document text (its heading), or None."""
+    found = text.find(title.strip()) if title.strip() else -1
+    return None if found < 0 else (found, found + len(title.strip()))
+
+
 def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
@@ -137,9 +195,11 @@ def passages_for(
     documents: Sequence[tuple[str, str]],
     params: GenerateParams,
     rarity: WindowFrequency | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> list[Passage]:
     """The passages the `generate.*` params ask about; with a rarity and
-    generate.distinctive_share, only sentences naming something distinctive are targets."""
+    generate.distinctive_share, only sentences naming something distinctive are targets; with
+    titles (doc_id -> title), a document's title is never one."""
     share = params.distinctive_share
     names_something = (
         None
@@ -156,6 +216,7 @@ def passages_for(
         length_power=params.length_power,
         duplicate_jaccard=params.passage_duplicate_jaccard,
         names_something=names_something,
+        titles=titles,
     )
 
 

@@ -222,11 +222,13 @@ def run_generation(
     provider: Provider | None = None,
     progress: bool = True,
     example_queries: Sequence[str] = (),
+    titles: Mapping[str, str] | None = None,
 ) -> GenerationResult:
     """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
 
     A question's echo (generate.max_echo) is measured against windows of its document's text
     (goldenset.echo.echo). example_queries: real queries the prompt shows as style examples.
+    titles: doc_id -> title; no question is about a document's title.
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask
     about. Raises GoldensetError for a setup problem (key, model, server); answers that arrived
@@ -237,7 +239,7 @@ def run_generation(
     # the echo measure and the rarity of words, both over ~100-word windows of the documents
     sources = {doc_id: WindowIndex.of(text) for doc_id, text in documents}
     rarity = WindowFrequency(sources.values())
-    passages = passages_for(documents, params, rarity)
+    passages = passages_for(documents, params, rarity, titles)
     stats.passages = len(passages)
     stats.questions_planned = sum(p.questions for p in passages)
     if not passages:

@@ -2,7 +2,8 @@
 
 Every check is a rule a golden-set question must obey: one natural stand-alone question, not a
 copy of the passage, not an echo of its document's words (generate.max_echo, goldenset.echo.echo),
-answered by its evidence (the sentence the program marked) and specific enough to find its
+answered by its evidence (the sentence the program marked), naming nothing its document never
+mentions (a name or number it does not hold adds a premise), and specific enough to find its
 document: it keeps a distinctive term of its evidence (generate.distinctive_share). A failed
 check names a short reason code (counted in the stage summary) and a sentence the LLM is shown
 when it is asked again.
@@ -22,6 +23,7 @@ from goldenset.echo import (
     distinctive_terms,
     echo,
     overlap,
+    unknown_names,
 )
 from goldenset.generation.prompt import few_shot_passages
 
@@ -150,6 +152,7 @@ def validate_question(
     question = check_question(text, passage, asked)
     if source is not None:
         check_topic(question, source.where.keys())
+        check_known_names(question, source)
     if evidence is not None:
         check_answered(question, evidence)
         if specificity is not None:
@@ -176,6 +179,16 @@ def check_unnamed_person(question: str) -> None:
     if _UNNAMED_PERSON.search(question):
         raise InvalidAnswer(
             "unnamed_person", "'he' or 'she' names no one; name the person or their role"
+        )
+
+
+def check_known_names(question: str, source: WindowIndex) -> None:
+    """InvalidAnswer when the question names something (a name, a number) its document never
+    mentions: it adds a premise no passage of the document can answer."""
+    if unknown := sorted(unknown_names(question, source)):
+        raise InvalidAnswer(
+            "unknown_name",
+            f"the document never mentions {', '.join(unknown)}; ask only about what it says",
         )
 
 
