@@ -21,7 +21,14 @@ import pandas as pd
 import yaml
 
 from goldenset.audit import document_indexes
-from goldenset.echo import WindowFrequency, answered_terms, distinctive_terms
+from goldenset.echo import (
+    WindowFrequency,
+    WindowIndex,
+    answered_terms,
+    distinctive_terms,
+    unknown_names,
+)
+from goldenset.generation.passages import states_a_finding
 from goldenset.querysets import read_goldenset
 
 
@@ -29,10 +36,14 @@ def sample(rows: list[dict], size: int, seed: int) -> list[dict]:
     return random.Random(seed).sample(rows, min(size, len(rows)))
 
 
-def automatic_verdict(row: dict, rarity: WindowFrequency, max_share: float) -> bool:
-    evidence = str(row.get("evidence", ""))
-    answered = bool(answered_terms(row["question"], evidence))
-    return answered and bool(distinctive_terms(row["question"], evidence, rarity, max_share))
+def automatic_verdict(
+    row: dict, document: WindowIndex, rarity: WindowFrequency, max_share: float
+) -> bool:
+    """The writer's rules, as the audit applies them, plus its choice of evidence sentence."""
+    question, evidence = row["question"], str(row.get("evidence", ""))
+    answered = bool(answered_terms(question, evidence)) and not unknown_names(question, document)
+    specific = bool(distinctive_terms(question, evidence, rarity, max_share))
+    return answered and specific and states_a_finding(evidence)
 
 
 def main() -> None:
@@ -44,14 +55,15 @@ def main() -> None:
 
     documents = pd.read_parquet("data/documents.parquet", columns=["doc_id", "title", "text"])
     titles = dict(zip(documents["doc_id"].astype(str), documents["title"], strict=True))
-    rarity = WindowFrequency(document_indexes(documents).values())
+    indexes = document_indexes(documents)
+    rarity = WindowFrequency(indexes.values())
     max_share = yaml.safe_load(Path("params.yaml").read_text())["generate"]["distinctive_share"]
     kept = sample(read_goldenset("data/goldenset.jsonl").to_dict("records"), args.size, args.seed)
     labels = json.loads(args.labels.read_text()) if args.labels else {}
     judged = []
     for row in kept:
         qid = str(row["qid"])
-        auto = automatic_verdict(row, rarity, max_share)
+        auto = automatic_verdict(row, indexes[str(row["doc_id"])], rarity, max_share)
         print(f"{qid}  auto={'pass' if auto else 'fail'}")
         print(f"  Q: {row['question']}")
         print(f"  title: {titles.get(str(row['doc_id']), '')}")

@@ -9,7 +9,9 @@ from goldenset.generation.passages import (
     MIN_TARGET_WORDS,
     document_passages,
     sample_passages,
+    states_a_finding,
     target_sentences,
+    title_span,
 )
 from tests.llm_servers import make_documents
 
@@ -163,3 +165,55 @@ def test_only_sentences_that_name_something_are_targets_when_asked_so():
     assert len(target_sentences(text, 2, 0)) == 2
     only = target_sentences(text, 2, 0, names_something=lambda s: "PPM1D" in s)
     assert [text[a:b] for a, b in only] == [text.partition(". ")[2]]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "OBJECTIVES We evaluated whether particulate pollution modifies DNA methylation in blood.",
+        "METHODS We used multivariate linear regression on soft drink sales in 75 countries.",
+        "DESIGN, SETTING, AND POPULATION Retrospective cohort study in 23 Canadian hospitals.",
+        "Diffusion tensor imaging was used to measure the anisotropy of the frontal white matter.",
+        "We sought to determine whether fibroblasts can be converted into progenitors in one step.",
+        "To determine whether statins reduce stroke risk, we pooled twelve randomised trials.",
+        "Despite their high incidence, the role of febrile seizures in epilepsy has remained "
+        "controversial.",
+        "Little is known about how the cluster schedules its nightly backups across regions.",
+        "The aim of this study was to compare two backup schedules for production databases.",
+        "## Rapid DNA methylation changes after exposure to traffic particles in the city",
+    ],
+)
+def test_a_heading_an_aim_a_method_or_an_open_question_is_no_target(sentence):
+    assert not states_a_finding(sentence)
+    assert target_sentences(sentence, 1, seed=0) == ()
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "From 2009 to 2014, sepsis incidence by clinical criteria was stable at 6% of admissions.",
+        "RESULTS Mortality fell by 12% in the treated group compared with placebo after a year.",
+        "Backups of every production database run each night and are kept for a month.",
+        "We found that the PPM1D phosphatase suppresses p53 in breast tumours of older patients.",
+        "Restoring a backup needs a ticket to the storage team, answered within four hours.",
+    ],
+)
+def test_a_sentence_that_states_a_finding_is_a_target(sentence):
+    assert states_a_finding(sentence)
+
+
+def test_the_documents_title_is_no_target():
+    title = "Oncogenic mTOR signaling recruits myeloid suppressor cells to promote tumor growth"
+    # as BEIR ingest writes it: the title glued to the first sentence, no full stop between
+    text = (
+        f"{title} Myeloid suppressor cells play critical roles in primary and metastatic cancer. "
+        "Deleting mTOR in tumour cells halved the number of suppressor cells in the mouse lungs."
+    )
+    documents = [("doc-1", text)]
+    settings = dict(max_questions=5, questions_per_passage=2, min_chars=50)
+    (untitled,) = sample(documents, **settings)
+    assert untitled.targets[0][0] == 0  # without its title, the glued sentence looks like one
+    (titled,) = sample(documents, **settings, titles={"doc-1": title})
+    assert [titled.text[s:e] for s, e in titled.targets] == [text.partition(". ")[2]]
+    assert title_span(text, title) == (0, len(title))
+    assert title_span(text, "") is None and title_span(text, "Another title") is None

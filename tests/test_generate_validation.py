@@ -30,6 +30,11 @@ PASSAGE = (
     "research cluster instead.  Access to the research cluster is granted by the platform team."
 )
 
+GERMAN_PASSAGE = (
+    "Der Staging-Cluster wird jeden Sonntag neu aufgebaut. Daten, die dort während der Woche "
+    "geschrieben werden, gehen verloren, und lange Experimente gehören auf den Forschungscluster."
+)
+
 
 def reason_of(text: str, passage: str = PASSAGE, **kwargs) -> str:
     with pytest.raises(InvalidAnswer) as caught:
@@ -172,44 +177,44 @@ def test_a_question_that_names_its_subject_is_kept(text):
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "passage"),
     [
-        "Was steht im Text über die Sonntage?",
-        "Was sagt die Studie über den Neuaufbau?",
-        "Wird dieses Cluster jeden Sonntag gelöscht?",
-        "Verlieren diese Rechner ihre Daten am Sonntag?",
-        "What antibodies did they test for?",
-        "How do they rebuild the staging machines?",
-        "Why did they approve the weekly wipe?",  # "he" and "she": unnamed_person
-        "Does it lose every file on Sundays?",
-        "Welche Antikörper haben sie getestet?",
-        "Wie bauen sie die Testumgebung neu auf?",
-        "Warum hat er den Zugang zu den Rechnern genehmigt?",
-        "Verliert es jeden Sonntag alle Daten?",
+        ("Was steht im Text über die Sonntage?", GERMAN_PASSAGE),
+        ("Was sagt die Studie über den Neuaufbau?", GERMAN_PASSAGE),
+        ("Wird dieses Cluster jeden Sonntag gelöscht?", GERMAN_PASSAGE),
+        ("Verlieren diese Rechner ihre Daten am Sonntag?", GERMAN_PASSAGE),
+        ("What antibodies did they test for?", PASSAGE),
+        ("How do they rebuild the staging machines?", PASSAGE),
+        ("Why did they approve the weekly wipe?", PASSAGE),  # "he" and "she": unnamed_person
+        ("Does it lose every file on Sundays?", PASSAGE),
+        ("Welche Antikörper haben sie getestet?", GERMAN_PASSAGE),
+        ("Wie bauen sie die Testumgebung neu auf?", GERMAN_PASSAGE),
+        ("Warum hat er den Zugang zu den Rechnern genehmigt?", GERMAN_PASSAGE),
+        ("Verliert es jeden Sonntag alle Daten?", GERMAN_PASSAGE),
     ],
 )
-def test_a_question_that_needs_its_passage_is_rejected_in_english_and_german(text):
-    assert reason_of(text) == "refers_to_passage"
+def test_a_question_that_needs_its_passage_is_rejected_in_english_and_german(text, passage):
+    assert reason_of(text, passage) == "refers_to_passage"
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "passage"),
     [
-        "Do mice lacking leptin gain weight when they age?",
-        "Do statins still work if they are taken at night?",
-        "Is it safe to rebuild staging machines on a weekday?",
-        "How long does it take to get access to research machines?",
-        "How do I switch it off on the research machines?",
-        "Nehmen Mäuse ohne Leptin zu, wenn sie altern?",
-        "Gibt es eine Warteliste für die Forschungsrechner?",
-        "Ist es sinnvoll, die Testumgebung jede Woche neu aufzubauen?",
-        "Wie können Sie den Zugang zu den Forschungsrechnern beantragen?",
-        "Wie schaltet man sie auf den Forschungsrechnern ab?",
-        "Bekommen jene, die forschen, Zugang zu den Rechnern?",
+        ("Do mice lacking leptin gain weight when they age?", PASSAGE),
+        ("Do statins still work if they are taken at night?", PASSAGE),
+        ("Is it safe to rebuild staging machines on a weekday?", PASSAGE),
+        ("How long does it take to get access to research machines?", PASSAGE),
+        ("How do I switch it off on the research machines?", PASSAGE),
+        ("Nehmen Mäuse ohne Leptin zu, wenn sie altern?", GERMAN_PASSAGE),
+        ("Gibt es eine Warteliste für die Forschungsrechner?", GERMAN_PASSAGE),
+        ("Ist es sinnvoll, die Testumgebung jede Woche neu aufzubauen?", GERMAN_PASSAGE),
+        ("Wie können Sie den Zugang zu den Forschungsrechnern beantragen?", GERMAN_PASSAGE),
+        ("Wie schaltet man sie auf den Forschungsrechnern ab?", GERMAN_PASSAGE),
+        ("Bekommen jene, die forschen, Zugang zu den Rechnern?", GERMAN_PASSAGE),
     ],
 )
-def test_a_pronoun_or_demonstrative_the_question_resolves_is_kept(text):
-    assert check_question(text, PASSAGE) == text
+def test_a_pronoun_or_demonstrative_the_question_resolves_is_kept(text, passage):
+    assert check_question(text, passage) == text
 
 
 def test_truncated_answer_is_never_trusted():
@@ -352,3 +357,55 @@ def test_in_a_corpus_of_a_few_short_documents_a_word_in_one_place_is_rare():
         specific, MUSEUM, evidence=EVIDENCE, specificity=Specificity(tiny, 0.01)
     )
     assert checked == specific
+
+
+SEPSIS = (
+    "From 2009-2014, sepsis incidence by clinical criteria was stable, whereas incidence by "
+    "claims rose 10% a year. The CDC and the NIH funded the study of 409 US hospitals."
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How did sepsis incidence change between 2009-2014 and 2015?",  # a year it never names
+        "Did the FDA fund the hospital study of sepsis incidence?",  # an acronym it never names
+        "Was sepsis incidence in US hospitals measured with mTORC1 claims?",  # a mixed-case name
+    ],
+)
+def test_a_question_naming_what_its_document_never_mentions_is_invalid(question):
+    source = WindowIndex.of(SEPSIS)
+    assert reason_of(question, SEPSIS, source=source) == "unknown_name"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Did sepsis incidence in US hospitals rise between 2009-2014?",
+        "Which agencies, the CDCs or the NIH, paid for the sepsis study?",  # a plural is known
+        "Did Hospitals in Germany see Sepsis rise?",  # capitalised words: German nouns, a style
+    ],
+)
+def test_names_and_numbers_the_document_holds_are_fine(question):
+    assert validate_question(question, SEPSIS, source=WindowIndex.of(SEPSIS)) == question
+
+
+def test_an_acronym_in_every_window_of_the_corpus_names_no_document():
+    documents = [f"DNA repair in cell line {n} needs the KIN{n} kinase." for n in range(100)]
+    rarity = WindowFrequency(WindowIndex.of(text) for text in documents)
+    specificity = Specificity(rarity, 0.05)
+    evidence = documents[7]
+    vague = "What does DNA repair in a cell line need?"
+    assert reason_of(vague, evidence, evidence=evidence, specificity=specificity) == "vague"
+    specific = "Which cell line does DNA repair with the KIN7 kinase?"
+    assert validate_question(specific, evidence, evidence=evidence, specificity=specificity)
+
+
+def test_a_question_in_another_language_than_its_passage_is_invalid():
+    assert reason_of("Wie oft wird der Staging-Cluster neu aufgebaut?") == "wrong_language"
+    english = "How often is the staging cluster rebuilt from scratch?"
+    assert reason_of(english, GERMAN_PASSAGE) == "wrong_language"
+    assert validate_question("Wann wird der Staging-Cluster neu aufgebaut?", GERMAN_PASSAGE)
+    # a German name in an English question, and a question without function words, are fine
+    assert validate_question("What does the Bundesamt für Statistik report on clusters?", PASSAGE)
+    assert validate_question("Staging cluster rebuilt every Sunday night?", PASSAGE)

@@ -49,9 +49,10 @@ MIN_TARGET_WORDS = 8  # shorter sentences (titles, headings, fragments) rarely s
 # no question a searcher asks: of 60 questions a reviewer read, 14 were not answered by their
 # evidence, and most of those sentences were aims, methods, titles or open questions. English
 # research writing; other sentences and languages pass.
-_SECTION_LABEL = re.compile(  # structured abstracts: "OBJECTIVES We evaluated whether ..."
-    r"^\W*(?:OBJECTIVES?|AIMS?|PURPOSE|GOALS?|METHODS?|METHODOLOGY|MATERIALS?|(?:STUDY )?DESIGN"
-    r"|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|POPULATION|INTERVENTIONS?|MEASUREMENTS?"
+_SECTION_LABEL = re.compile(  # "## Results", and structured abstracts: "OBJECTIVES We ..."
+    r"^\s*#|^\W*(?:OBJECTIVES?|AIMS?|PURPOSE|GOALS?|METHODS?|METHODOLOGY|MATERIALS?"
+    r"|(?:STUDY )?DESIGN|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|POPULATION|INTERVENTIONS?"
+    r"|MEASUREMENTS?"
     r"|(?:MAIN )?OUTCOME MEASURES?|DATA (?:SOURCES?|EXTRACTION|COLLECTION)|STUDY SELECTION)\b"
 )
 _AIM_METHOD_OR_UNKNOWN = re.compile(
@@ -74,9 +75,9 @@ _AIM_METHOD_OR_UNKNOWN = re.compile(
 
 
 def states_a_finding(sentence: str) -> bool:
-    """Whether a sentence can answer a question: at least MIN_TARGET_WORDS words, and not an
-    aim, a method or an open question ("We evaluated whether ...", "METHODS We used ...",
-    "... was used to measure ...", "... has remained controversial")."""
+    """Whether a sentence can answer a question: at least MIN_TARGET_WORDS words, and not a
+    markdown heading, an aim, a method or an open question ("We evaluated whether ...",
+    "METHODS We used ...", "... was used to measure ...", "... has remained controversial")."""
     return (
         len(sentence.split()) >= MIN_TARGET_WORDS
         and not _SECTION_LABEL.match(sentence)

@@ -96,6 +96,28 @@ _DUMMY_ES = re.compile(
 )
 
 
+# function words that tell the prompt's two languages apart (none is a word of both)
+_LANGUAGE_WORDS = {
+    "en": set(
+        _WORD.findall("the of and to in is are what how does do which why when with for that can")
+    ),
+    "de": set(
+        _WORD.findall(
+            "der die das und ist sind nicht wie welche welcher warum wann mit für ein eine kann "
+            "können ich man zu um den dem des im auf von"
+        )
+    ),
+}
+
+
+def language_of(text: str) -> str | None:
+    """'en' or 'de' by the function words the text uses most, None when it uses none."""
+    words = _words(text)
+    counts = {name: sum(w in known for w in words) for name, known in _LANGUAGE_WORDS.items()}
+    best = max(counts, key=counts.__getitem__)
+    return best if counts[best] > 0 and list(counts.values()).count(counts[best]) == 1 else None
+
+
 # "Which groups did he meet with?": a person only the passage names
 _UNNAMED_PERSON = re.compile(r"\b(?:he|she|him|his|her|hers)\b", re.IGNORECASE)
 
@@ -293,6 +315,11 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
         raise InvalidAnswer("not_a_question", "the question does not end with a question mark")
     if marks > 1 or not question.endswith("?"):
         raise InvalidAnswer("several_questions", "ask exactly one question, ending with its '?'")
+    asked_in, written_in = language_of(question), language_of(passage)
+    if asked_in and written_in and asked_in != written_in:
+        raise InvalidAnswer(
+            "wrong_language", "the question is not in the passage's language; ask in its language"
+        )
     words = _words(question)
     if len(words) < MIN_QUESTION_WORDS:
         raise InvalidAnswer("too_short", f"the question has fewer than {MIN_QUESTION_WORDS} words")
