@@ -50,23 +50,24 @@ MIN_TARGET_WORDS = 8  # shorter sentences (titles, headings, fragments) rarely s
 # evidence, and most of those sentences were aims, methods, titles or open questions. English
 # research writing; other sentences and languages pass.
 _SECTION_LABEL = re.compile(  # "## Results", and structured abstracts: "OBJECTIVES We ..."
-    r"^\s*#|^\W*(?:OBJECTIVES?|AIMS?|PURPOSE|GOALS?|METHODS?|METHODOLOGY|MATERIALS?"
-    r"|(?:STUDY )?DESIGN|SETTINGS?|PARTICIPANTS|PATIENTS|SUBJECTS|POPULATION|INTERVENTIONS?"
-    r"|MEASUREMENTS?"
-    r"|(?:MAIN )?OUTCOME MEASURES?|DATA (?:SOURCES?|EXTRACTION|COLLECTION)|STUDY SELECTION)\b"
+    r"^\s*#|^\W*(?:(?:OBJECTIVE|AIM|GOAL|METHOD|MATERIAL|SETTING|PARTICIPANT|PATIENT|SUBJECT"
+    r"|INTERVENTION|MEASUREMENT|(?:MAIN )?OUTCOME MEASURE|DATA SOURCE)(?:S|\(S\))?|PURPOSE"
+    r"|METHODOLOGY|(?:STUDY )?DESIGN|POPULATION|DATA (?:EXTRACTION|COLLECTION)|STUDY SELECTION)\b"
 )
 _AIM_METHOD_OR_UNKNOWN = re.compile(
     r"\b(?:we|i)\s+(?:\w+\s+)?(?:sought|aim(?:s|ed)?|set\s+out|intend(?:s|ed)?|attempt(?:s|ed)"
     r"|hypothesi[sz]ed|evaluated|investigated|examined|assessed|tested|explored|studied|asked"
     r"|analy[sz]ed|compared|estimated|measured|used|performed|conducted|recruited|enrolled"
-    r"|collected|searched|surveyed)\b"
+    r"|collected|searched|surveyed|characteri[sz]ed|reviewed|determined(?!\s+that))\b"
     r"|^\W*(?:to|in\s+order\s+to)\s+(?:determine|assess|evaluate|investigate|examine|explore"
     r"|test|compare|identify|characteri[sz]e|address|understand|clarify|establish)\b"
     r"|\b(?:aim|objective|purpose|goal)s?\s+(?:of|was|were|is|are)\b"
     r"|\b(?:was|were)\s+(?:\w+\s+)?(?:used|employed|applied)\s+to\b"
     r"|\b(?:was|were)\s+(?:measured|assessed|evaluated|characteri[sz]ed|estimated|recorded"
     r"|collected|obtained|recruited|enrolled|randomi[sz]ed|analy[sz]ed)\s+(?:using|by|with|from"
-    r"|via|through|at|every|each)\b"
+    r"|via|through|at|every|each|before|after|during|among|in|on|for)\b"
+    r"|\b(?:assessed|examined|evaluated|investigated|explored)\s+(?:the\s+)?(?:effects?|role"
+    r"|impact|association|relationship|whether|if|how)\b"
     r"|\b(?:remains?|remained|is|are|was|were|has\s+been|have\s+been)\s+(?:\w+\s+)?(?:unknown"
     r"|unclear|uncertain|controversial|elusive|poorly\s+understood|not\s+(?:well\s+|fully\s+)?"
     r"(?:understood|known|established|clear))\b|\blittle\s+is\s+known\b",
