@@ -1,5 +1,6 @@
-"""audit: golden set, documents, question vectors and real queries -> metrics/audit.json and
-reports/audit.md (how much the questions echo their source, look-ups, duplicates, coverage)."""
+"""audit: golden set, documents, question vectors, real and labelled queries ->
+metrics/audit.json and reports/audit.md (how much the questions echo their source, look-ups,
+duplicates, coverage)."""
 
 from __future__ import annotations
 
@@ -33,12 +34,23 @@ METRICS = Path("metrics/audit.json")
 REPORT = Path("reports/audit.md")
 QUERIES = Path("data/queries.parquet")
 QRELS = Path("data/qrels.parquet")
+LABELLED = Path("data/labelled.parquet")
+LABELLED_EVIDENCE = Path("data/labelled_evidence.parquet")
 
 
 def real_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """(queries, qrels) that ingest found beside the documents, or None when there are none."""
     queries = pd.read_parquet(QUERIES)
     return (queries, pd.read_parquet(QRELS)) if len(queries) else None
+
+
+def labelled_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """(questions, qrels) of the labelled set: each document holding evidence is relevant."""
+    questions = pd.read_parquet(LABELLED)
+    if not len(questions):
+        return None
+    evidence = pd.read_parquet(LABELLED_EVIDENCE, columns=["qid", "doc_id"])
+    return questions, evidence.drop_duplicates().assign(grade=1)
 
 
 def main(params: Params) -> None:
@@ -51,10 +63,16 @@ def main(params: Params) -> None:
     except FileNotFoundError:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, "synthetic", golden["qid"].astype(str).tolist())
-    real = real_queries()
-    echoes = real_query_echoes(real[0], real[1], documents) if real is not None else None
+    real, labelled = real_queries(), labelled_queries()
     audit = run_audit(
-        golden, documents, vectors, stats, echoes, params.audit, params.generate.distinctive_share
+        golden,
+        documents,
+        vectors,
+        stats,
+        None if real is None else real_query_echoes(*real, documents),
+        params.audit,
+        params.generate.distinctive_share,
+        labelled_echoes=None if labelled is None else real_query_echoes(*labelled, documents),
     )
     chance = document_chance(golden["doc_id"].astype(str), list(documents), params.score.ks)
     audit.metrics["chance"] = {"documents": len(documents), **chance}

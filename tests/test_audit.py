@@ -254,6 +254,23 @@ def test_specific_and_answered_shares_and_their_flag():
     assert everyone.metrics["specific_share"] == 1.0
 
 
+def test_without_real_queries_the_gap_is_taken_against_labelled_questions():
+    labelled = [0.25, 0.25, 0.5]
+    audit = run_audit(
+        ECHOING, DOCUMENTS, orthogonal(3), STATS, None, PARAMS, labelled_echoes=labelled
+    )
+    assert audit.metrics["labelled_queries"]["echo"]["median"] == 0.25
+    assert audit.metrics["echo_gap_against"] == "labelled_queries"
+    assert audit.metrics["echo_median_gap"] == pytest.approx(audit.metrics["echo"]["median"] - 0.25)
+    assert any("labelled queries 0.25" in flag for flag in audit.flags)
+    # real queries, where there are some, are the reference; labelled ones are still measured
+    both = run_audit(
+        ECHOING, DOCUMENTS, orthogonal(3), STATS, [1.0], PARAMS, labelled_echoes=labelled
+    )
+    assert both.metrics["echo_gap_against"] == "real_queries"
+    assert both.metrics["labelled_queries"]["pairs"] == 3
+
+
 def test_a_golden_set_vaguer_than_real_queries_is_flagged_too():
     echoes = [1.0, 1.0, 1.0]
     audit = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, echoes, PARAMS)
@@ -273,10 +290,15 @@ def test_document_chance_is_k_over_n_for_one_document_among_n():
 
 def test_a_metric_a_random_ranking_already_scores_is_flagged_with_its_fix():
     chance = document_chance(["d1"], ["d0", "d1", "d2", "d3"], [1, 3])
-    flags = chance_flags(chance, 4, 0.3)
+    (flag,) = chance_flags(chance, 4, 0.3)  # one line, however many metrics
     # flagged: above 0.3; hit@1, recall@1 and precision@k are 0.25
-    flagged = [flag.split(" scores ")[1].split()[0] for flag in flags]
-    assert flagged == ["doc_recall@3", "doc_hit@3", "doc_ndcg@3", "doc_mrr"]
-    assert all(flag.endswith("more documents, or smaller k") for flag in flags)
-    assert any("doc_hit@3 0.75," in flag for flag in flags)
+    named = flag.split(" scores ")[1].split(", above")[0].split(", ")
+    assert [entry.split()[0] for entry in named] == [
+        "doc_recall@3",
+        "doc_hit@3",
+        "doc_ndcg@3",
+        "doc_mrr",
+    ]
+    assert flag.endswith("more documents, or smaller k")
+    assert "doc_hit@3 0.75," in flag
     assert chance_flags(chance, 4, 1.0) == []

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from goldenset.querysets import LABELLED_COLUMNS, evidence_frame
 from goldenset.vectors import write_vectors
 from tests.stages import assert_one_line_error, run_stage
 from tests.test_audit import ECHOING, TEXTS
@@ -28,6 +29,9 @@ def make_project(tmp_path):
     pd.DataFrame({"qid": [], "text": []}, dtype=str).to_parquet(project / "data/queries.parquet")
     qrels = pd.DataFrame({"qid": [], "doc_id": [], "grade": []}).astype({"grade": float})
     qrels.to_parquet(project / "data/qrels.parquet")
+    # and the labelled tables, empty: no labelled questions
+    pd.DataFrame(columns=LABELLED_COLUMNS).to_parquet(project / "data/labelled.parquet")
+    evidence_frame().to_parquet(project / "data/labelled_evidence.parquet", index=False)
     # three documents: every ranking is near chance, which has its own test below
     (project / "params.yaml").write_text("audit:\n  sample_size: 3\nscore:\n  max_chance: 1.0\n")
     return project
@@ -57,10 +61,28 @@ def test_three_documents_are_flagged_as_a_corpus_a_random_ranking_already_solves
     metrics = json.loads((project / "metrics" / "audit.json").read_text())
     assert metrics["chance"]["documents"] == 3
     assert metrics["chance"]["doc_hit@1"] == round(1 / 3, 6)
-    assert "a random ranking of the 3 documents scores doc_hit@1 0.333" in result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "a random ranking" in line]
+    assert "of the 3 documents scores" in line and "doc_hit@1 0.333," in line
     assert "more documents, or smaller k" in result.stderr
 
 
 def test_without_generate_stats_it_says_which_stage_to_run(tmp_path):
     result = run_stage("audit", make_project(tmp_path))
     assert_one_line_error(result, "data/generate_stats.json not found", "dvc repro generate")
+
+
+def test_labelled_questions_are_the_echo_reference_where_there_are_no_real_queries(tmp_path):
+    project = make_project(tmp_path)
+    (project / "data" / "generate_stats.json").write_text(json.dumps({"answers": 3}))
+    first_doc = next(iter(TEXTS))
+    labelled = pd.DataFrame({"qid": ["l1"], "text": ["a question with no word of any document"]})
+    labelled.to_parquet(project / "data/labelled.parquet")
+    evidence = evidence_frame([("l1", first_doc, 0, 5), ("l1", first_doc, 10, 20)])
+    evidence.to_parquet(project / "data/labelled_evidence.parquet", index=False)
+    result = run_stage("audit", project)
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads((project / "metrics" / "audit.json").read_text())
+    assert metrics["labelled_queries"]["pairs"] == 1  # one (question, document) pair
+    assert metrics["labelled_queries"]["echo"]["median"] == 0.0
+    assert metrics["echo_gap_against"] == "labelled_queries"
+    assert metrics["echo_median_gap"] == metrics["echo"]["median"]

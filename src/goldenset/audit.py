@@ -116,11 +116,14 @@ def run_audit(
     real_echoes: list[float] | None,
     params: AuditParams,
     distinctive_share: float | None = None,
+    labelled_echoes: list[float] | None = None,
 ) -> Audit:
     """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
 
     distinctive_share: generate.distinctive_share, the rarity a specific question's term has
-    (None: every question counts as specific)."""
+    (None: every question counts as specific). real_echoes, labelled_echoes: the reference
+    sets' echoes (real_query_echoes); the median gap is taken against real queries, else against
+    labelled questions."""
     questions = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
     pairs = list(zip(questions["question"], questions["evidence"].astype(str), strict=True))
@@ -162,23 +165,26 @@ def run_audit(
         "documents_covered": int(questions["doc_id"].nunique()),
         "documents": len(documents),
     }
-    if real_echoes is not None:
-        metrics["real_queries"] = {
-            "pairs": len(real_echoes),
-            "echo": spread(real_echoes),
-            "echo_share": round(
-                sum(v >= params.echo_threshold for v in real_echoes) / len(real_echoes), 4
-            )
-            if real_echoes
-            else None,
-        }
-        real = metrics["real_queries"]["echo"]["median"]
-        ours = metrics["echo"]["median"]
-        if real is not None and ours is not None:
-            metrics["echo_median_gap"] = round(ours - real, 4)
+    references = {"real_queries": real_echoes, "labelled_queries": labelled_echoes}
+    for name, echoes in references.items():
+        if echoes is not None:
+            metrics[name] = _reference_echoes(echoes, params.echo_threshold)
+    # real queries are what users type; labelled questions stand in where there are none
+    against = next((name for name, echoes in references.items() if echoes), None)
+    if against is not None:
+        theirs, ours = metrics[against]["echo"]["median"], metrics["echo"]["median"]
+        if theirs is not None and ours is not None:
+            metrics["echo_median_gap"] = round(ours - theirs, 4)
+            metrics["echo_gap_against"] = against
     flags = _flags(metrics, params)
     metrics["flags"] = len(flags)
     return Audit(metrics, flags, questions, duplicates)
+
+
+def _reference_echoes(echoes: list[float], threshold: float) -> dict:
+    """A reference query set's echoes, in the golden set's units."""
+    share = round(sum(v >= threshold for v in echoes) / len(echoes), 4) if echoes else None
+    return {"pairs": len(echoes), "echo": spread(echoes), "echo_share": share}
 
 
 def document_chance(
@@ -196,12 +202,14 @@ def document_chance(
 
 
 def chance_flags(chance: dict[str, float], n_documents: int, max_chance: float) -> list[str]:
-    """One flag per metric that a random ranking already scores above score.max_chance."""
+    """One flag naming every metric that a random ranking already scores above
+    score.max_chance (none when there is no such metric)."""
+    above = [f"{name} {value:.3g}" for name, value in chance.items() if value > max_chance]
+    if not above:
+        return []
     return [
-        f"chance: a random ranking of the {n_documents} documents scores {name} {value:.3g}, "
+        f"chance: a random ranking of the {n_documents} documents scores {', '.join(above)}, "
         f"above score.max_chance {max_chance}: more documents, or smaller k"
-        for name, value in chance.items()
-        if value > max_chance
     ]
 
 
@@ -216,15 +224,16 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
         )
     gap = metrics.get("echo_median_gap")
     if gap is not None and abs(gap) > params.echo_median_tolerance:
-        ours, real = metrics["echo"]["median"], metrics["real_queries"]["echo"]["median"]
+        against = metrics["echo_gap_against"]
+        ours, theirs = metrics["echo"]["median"], metrics[against]["echo"]["median"]
         effect = (
             "may flatter lexical retrievers (BM25)"
             if gap > 0
             else "drops the terms real users type (vaguer than they are)"
         )
         flags.append(
-            f"echo: median {ours:.2f}, real queries {real:.2f} (audit.echo_median_tolerance "
-            f"{params.echo_median_tolerance}): the golden set {effect}"
+            f"echo: median {ours:.2f}, {against.replace('_', ' ')} {theirs:.2f} "
+            f"(audit.echo_median_tolerance {params.echo_median_tolerance}): the golden set {effect}"
         )
     for name, what in [("answered_share", "answered by"), ("specific_share", "specific to")]:
         value = metrics[name]
