@@ -163,7 +163,7 @@ def distinctive_words(text: str, rarity: WindowFrequency, max_share: float) -> s
     """A text's words that could name its subject: content words in at most max_share of the
     corpus's windows, and words written as names (marked_terms)."""
     rare = {word for word in content_words(text) if rarity.is_rare(word, max_share)}
-    return rare | _rare_names(text, rarity, max_share)
+    return rare | marked_terms(text)
 
 
 def distinctive_terms(
@@ -176,13 +176,7 @@ def distinctive_terms(
     }
     evidence_tokens = {token.lower() for token in _WRITTEN.findall(evidence)}
     rare = {word for word in content_words(question) if _stem(word) in rare_stems}
-    return rare | (_rare_names(question, rarity, max_share) & evidence_tokens)
-
-
-def _rare_names(text: str, rarity: WindowFrequency, max_share: float) -> set[str]:
-    """The text's marked terms that are rare too: "DNA" is written as a name, yet in a corpus of
-    biology abstracts it singles out no document."""
-    return {term for term in marked_terms(text) if rarity.is_rare(term, max_share)}
+    return rare | (marked_terms(question) & evidence_tokens)
 
 
 def unknown_names(question: str, document: WindowIndex) -> set[str]:
