@@ -16,7 +16,7 @@ import yaml
 
 from tests.conftest import ROOT
 
-PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "src", "external", "examples"]
+PROJECT_FILES = ["dvc.yaml", "params.yaml", "src", "external", "examples"]
 
 
 def call(

@@ -70,10 +70,7 @@ def write_inputs(project: Path) -> None:
     # no labelled questions: ingest writes both tables empty
     pd.DataFrame(columns=["qid", "text"]).to_parquet(project / "data/labelled.parquet")
     evidence_frame().to_parquet(project / "data/labelled_evidence.parquet", index=False)
-    for name in ["dvc.yaml", "stages"]:
-        source = ROOT / name
-        copy = shutil.copytree if source.is_dir() else shutil.copy
-        copy(source, project / name)
+    shutil.copy(ROOT / "dvc.yaml", project / "dvc.yaml")
 
 
 def write_params(project: Path, **changes: dict) -> None:
