@@ -195,6 +195,15 @@ def test_the_pull_request_gate_fails_a_worse_retriever_and_passes_the_same(
         step for step in workflow["jobs"]["gate"]["steps"] if "gate.sh" in step.get("run", "")
     )
     assert 'goldenset/gate.sh "origin/${{ github.base_ref }}"' in gate["run"]
+    # no remote yet: the script says so (here the local cache holds both runs' outputs)
+    sh(["git", "checkout", "-q", "-b", "notes"], repo, installed)
+    (repo / "NOTES.md").write_text("Notes.\n")
+    commit(repo, installed, "notes")
+    alone = sh(["bash", "goldenset/gate.sh", "main", "report.md"], repo, installed, 0)
+    assert "no DVC remote: every stage runs from scratch" in alone.stdout
+    assert stages_run(alone.stdout) == set()
+    sh(["git", "checkout", "-q", "main"], repo, installed)
+    (repo / "report.md").unlink()
     # the base branch's run shared on a remote, as a merge to main would leave it
     sh(["dvc", "remote", "add", "-d", "shared", str(tmp_path / "remote")], repo, installed)
     commit(repo, installed, "a DVC remote")
