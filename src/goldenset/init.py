@@ -258,6 +258,8 @@ def init(options: Options) -> list[str]:
         )
     if options.docs is None or not options.docs.resolve().is_dir():
         raise GoldensetError(f"goldenset init: --docs {options.docs}: not a folder")
+    if top not in options.docs.resolve().parents:
+        raise GoldensetError(f"goldenset init: --docs {options.docs}: outside the repository")
     retriever = (
         retriever_folder(options.retriever, top, target) if options.retriever is not None else None
     )
