@@ -149,6 +149,23 @@ def load_stage(name: str) -> ModuleType:
     return importlib.import_module(f"goldenset.stages.{name}")
 
 
+def inside(path: str) -> bool:
+    return not Path(path).is_absolute() and ".." not in Path(path).parts
+
+
+def anchored(params: Params, project: Path) -> Params:
+    """params whose external retriever folder, when outside the project (../search, from
+    `goldenset init --retriever`), is absolute: the stages run in a scratch folder."""
+    external = params.retrievers.external
+    if inside(external.folder):
+        return params
+    folder = str((project / external.folder).resolve())
+    retrievers = params.retrievers.model_copy(
+        update={"external": external.model_copy(update={"folder": folder})}
+    )
+    return params.model_copy(update={"retrievers": retrievers})
+
+
 def link_upstream(project: Path, scratch: Path, external: str) -> None:
     """Link the ingest and generate outputs (and the external retriever's folder, when inside the
     project) of the project into scratch; one that the chunk, embed or score stage reads must
@@ -160,8 +177,7 @@ def link_upstream(project: Path, scratch: Path, external: str) -> None:
         for name in UPSTREAM
         for out in stages[name]["outs"]
     ]
-    inside = not Path(external).is_absolute() and ".." not in Path(external).parts
-    for path in [*paths, *([external] if inside else [])]:
+    for path in [*paths, *([external] if inside(external) else [])]:
         source = project / path
         if not source.exists():
             if path in read and path in paths:
@@ -189,6 +205,7 @@ def run_configurations(
     cache_dir = str((project / params.embed.cache_dir).resolve())
     stages = {name: load_stage(name) for name in RUN}
     link_upstream(project, scratch, params.retrievers.external.folder)
+    params = anchored(params, project)
     frames, configurations = [], []
     chunkings, models = grid(params)
     with working_directory(scratch):
