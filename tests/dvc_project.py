@@ -16,7 +16,7 @@ import yaml
 
 from tests.conftest import ROOT
 
-PROJECT_FILES = ["dvc.yaml", "params.yaml", "stages", "src", "external", "examples"]
+PROJECT_FILES = ["dvc.yaml", "params.yaml", "src", "external", "examples"]
 
 
 def call(
@@ -51,8 +51,9 @@ def commit(project: Path, message: str) -> None:
     run(["git", "commit", "-q", "-m", message], project)
 
 
-def write_small_corpus(project: Path, n_docs: int = 40) -> None:
-    """The first documents of the shipped sample and the real queries judged on them."""
+def small_corpus(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]:
+    """The first documents of the shipped sample, the real queries judged on them (lines of
+    queries.jsonl) and their judgments (query-id, corpus-id, score)."""
     with gzip.open(ROOT / "data/docs/scifact-sample.jsonl.gz", "rt") as sample:
         docs = [json.loads(line) for _, line in zip(range(n_docs), sample, strict=False)]
     doc_ids = {doc["_id"] for doc in docs}
@@ -67,11 +68,22 @@ def write_small_corpus(project: Path, n_docs: int = 40) -> None:
         for line in (ROOT / "data/docs/queries.jsonl").read_text().splitlines()
         if json.loads(line)["_id"] in qids
     ]
+    return docs, queries, qrels
+
+
+def write_queries(folder: Path, queries: list[str], qrels: list[list[str]]) -> None:
+    """Real queries beside the documents, in the BEIR layout."""
+    (folder / "queries.jsonl").write_text("\n".join(queries) + "\n")
+    rows = ["query-id\tcorpus-id\tscore", *("\t".join(row) for row in qrels)]
+    (folder / "qrels.tsv").write_text("\n".join(rows) + "\n")
+
+
+def write_small_corpus(project: Path, n_docs: int = 40) -> None:
+    """The first documents of the shipped sample and the real queries judged on them."""
+    docs, queries, qrels = small_corpus(n_docs)
     (project / "data/docs").mkdir(parents=True)
     (project / "data/docs/corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    (project / "data/docs/queries.jsonl").write_text("\n".join(queries) + "\n")
-    rows = ["query-id\tcorpus-id\tscore", *("\t".join(row) for row in qrels)]
-    (project / "data/docs/qrels.tsv").write_text("\n".join(rows) + "\n")
+    write_queries(project / "data/docs", queries, qrels)
 
 
 def copy_project(project: Path, names: list[str]) -> Path:

@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 def run_stage(name: str, workdir: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
-        [sys.executable, str(ROOT / "stages" / f"{name}.py")],
+        [sys.executable, "-m", f"goldenset.stages.{name}"],
         cwd=workdir,
         env=env,
         capture_output=True,

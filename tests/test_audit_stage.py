@@ -1,4 +1,4 @@
-"""stages/audit.py as DVC runs it: a golden set that copies its evidence is flagged in
+"""The audit stage as DVC runs it: a golden set that copies its evidence is flagged in
 metrics/audit.json, in the report and on stderr."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import yaml
 from scipy.stats import kendalltau
 
 from goldenset.calibration import decision_agreement, tau_interval
-from goldenset.calibration_runs import enabled_retrievers, grid, with_headline
+from goldenset.calibration_runs import anchored, enabled_retrievers, grid, with_headline
 from goldenset.chunking import chunk_documents
 from goldenset.errors import GoldensetError
 from goldenset.models import resolve_model_path
@@ -70,10 +70,7 @@ def write_inputs(project: Path) -> None:
     # no labelled questions: ingest writes both tables empty
     pd.DataFrame(columns=["qid", "text"]).to_parquet(project / "data/labelled.parquet")
     evidence_frame().to_parquet(project / "data/labelled_evidence.parquet", index=False)
-    for name in ["dvc.yaml", "stages"]:
-        source = ROOT / name
-        copy = shutil.copytree if source.is_dir() else shutil.copy
-        copy(source, project / name)
+    shutil.copy(ROOT / "dvc.yaml", project / "dvc.yaml")
 
 
 def write_params(project: Path, **changes: dict) -> None:
@@ -247,3 +244,12 @@ def test_grid_applies_each_entry_over_the_project_params_and_refuses_a_twin():
         GoldensetError, match="calibrate.models: all-MiniLM-L6-v2 max_seq_length 16"
     ):
         grid(parse_params(raw))
+
+
+def test_a_retriever_folder_outside_the_project_is_found_from_the_scratch_folder(tmp_path):
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    project = tmp_path / "repo" / "goldenset"
+    assert anchored(parse_params(raw), project).retrievers.external.folder == "external"
+    raw["retrievers"]["external"]["folder"] = "../search"  # as `goldenset init --retriever` sets
+    folder = anchored(parse_params(raw), project).retrievers.external.folder
+    assert folder == str((tmp_path / "repo" / "search").resolve())

@@ -36,7 +36,7 @@ def dvc_project(tmp_path: Path, generate: dict) -> Path:
     params["generate"].update(generate)
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     shutil.copy(ROOT / "dvc.yaml", project / "dvc.yaml")
-    for folder in ("stages", "src", "examples"):
+    for folder in ("src", "examples"):
         ignore = shutil.ignore_patterns("__pycache__")
         shutil.copytree(ROOT / folder, project / folder, ignore=ignore)
     run(["git", "init", "-q"], project)

@@ -1,4 +1,4 @@
-"""stages/generate.py as DVC runs it: a subprocess in a project folder, against the loopback
+"""The generate stage as DVC runs it: a subprocess in a project folder, against the loopback
 server; `kill -9` in the middle of a run, then a resume that asks only for what is missing."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def stage_env(**extra: str) -> dict[str, str]:
 
 
 def command() -> list[str]:
-    return [sys.executable, str(ROOT / "stages" / "generate.py")]
+    return [sys.executable, "-m", "goldenset.stages.generate"]
 
 
 def run(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -78,7 +78,7 @@ def test_every_stage_depends_on_every_module_it_runs():
     assert stages
     for name, stage in stages.items():
         deps = [ROOT / dep for dep in stage["deps"] if "${" not in dep]
-        script = ROOT / "stages" / f"{name}.py"
+        script = SOURCE / "goldenset" / "stages" / f"{name}.py"
         assert script in deps, name
         needed = imported_files(script)
         assert SOURCE / "goldenset" / "stage.py" in needed, name

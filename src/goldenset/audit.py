@@ -1,6 +1,6 @@
 """The audit of a golden set: does it read like real users' queries, or echo its source?
 
-Pure functions over plain tables and arrays; stages/audit.py reads the files and writes
+Pure functions over plain tables and arrays; goldenset.stages.audit reads the files and writes
 metrics/audit.json (DVC metrics) and reports/audit.md (for a person).
 
 Echo is goldenset.echo.echo: the highest share of a question's content words found in one

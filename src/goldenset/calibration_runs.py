@@ -10,7 +10,7 @@ each headline metric; those rows are what the views compare.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import logging
 import os
 import sys
@@ -144,21 +144,32 @@ def working_directory(path: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-def load_stage(project: Path, name: str) -> ModuleType:
-    """stages/<name>.py of the project as a module, so its main(params) runs in this process."""
-    path = project / "stages" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"goldenset_stage_{name}", path)
-    if spec is None or spec.loader is None or not path.exists():
-        raise GoldensetError(f"calibrate: {path} not found: run it in the project root (--repo)")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses in the stage look their module up there
-    spec.loader.exec_module(module)
-    return module
+def load_stage(name: str) -> ModuleType:
+    """The stage module goldenset.stages.<name>, so its main(params) runs in this process."""
+    return importlib.import_module(f"goldenset.stages.{name}")
 
 
-def link_upstream(project: Path, scratch: Path) -> None:
-    """Link the ingest and generate outputs (and external/) of the project into scratch; one
-    that the chunk, embed or score stage reads must exist."""
+def inside(path: str) -> bool:
+    return not Path(path).is_absolute() and ".." not in Path(path).parts
+
+
+def anchored(params: Params, project: Path) -> Params:
+    """params whose external retriever folder, when outside the project (../search, from
+    `goldenset init --retriever`), is absolute: the stages run in a scratch folder."""
+    external = params.retrievers.external
+    if inside(external.folder):
+        return params
+    folder = str((project / external.folder).resolve())
+    retrievers = params.retrievers.model_copy(
+        update={"external": external.model_copy(update={"folder": folder})}
+    )
+    return params.model_copy(update={"retrievers": retrievers})
+
+
+def link_upstream(project: Path, scratch: Path, external: str) -> None:
+    """Link the ingest and generate outputs (and the external retriever's folder, when inside the
+    project) of the project into scratch; one that the chunk, embed or score stage reads must
+    exist."""
     stages = yaml.safe_load((project / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
     read = {dep for name in RUN for dep in stages.get(name, {}).get("deps", [])}
     paths = [
@@ -166,7 +177,7 @@ def link_upstream(project: Path, scratch: Path) -> None:
         for name in UPSTREAM
         for out in stages[name]["outs"]
     ]
-    for path in [*paths, "external"]:
+    for path in [*paths, *([external] if inside(external) else [])]:
         source = project / path
         if not source.exists():
             if path in read and path in paths:
@@ -192,8 +203,9 @@ def run_configurations(
     score, refused = with_headline(params.score, needed)
     columns = [*KEYS, *(metric for metric in dict.fromkeys(needed) if metric not in refused)]
     cache_dir = str((project / params.embed.cache_dir).resolve())
-    stages = {name: load_stage(project, name) for name in RUN}
-    link_upstream(project, scratch)
+    stages = {name: load_stage(name) for name in RUN}
+    link_upstream(project, scratch, params.retrievers.external.folder)
+    params = anchored(params, project)
     frames, configurations = [], []
     chunkings, models = grid(params)
     with working_directory(scratch):

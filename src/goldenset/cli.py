@@ -1,5 +1,6 @@
 """The `goldenset` command. Subcommands:
 
+init [DIR] --docs PATH    this pipeline in a folder of your repository (and a CI gate)
 compare [REV_A] [REV_B]   paired comparison of two runs, read through DVC (exit 1: regression)
 calibrate                 does the golden set rank configurations as the reference query sets do?
 """
@@ -103,7 +104,55 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument(
         "--workdir", type=Path, help="scratch folder to run in and keep (default: a temporary one)"
     )
+    add_init(commands)
     return main
+
+
+def add_init(commands: argparse._SubParsersAction) -> None:
+    ini = commands.add_parser(
+        "init",
+        help="write the pipeline into a folder of your git repository",
+        description="Write a self-contained goldenset pipeline (dvc.yaml, params.yaml with every "
+        "param, .gitignore, goldenset.yaml) into DIR of the git repository you are in; `dvc "
+        "repro` at the top runs it beside your own stages. Runs `dvc init` when the repository "
+        "has no DVC yet. Refuses a DIR that already holds one (--upgrade, --force) or that holds "
+        "a file it would write and did not write.",
+    )
+    ini.add_argument("directory", nargs="?", default="goldenset", type=Path, metavar="DIR")
+    ini.add_argument("--docs", type=Path, metavar="PATH", help="the folder of your documents")
+    ini.add_argument(
+        "--retriever",
+        metavar="MODULE:FUNCTION",
+        help="your retriever in the repository, e.g. search.retrieve:search (its top folder "
+        "becomes a dep of score)",
+    )
+    ini.add_argument(
+        "--ci", choices=["github"], help="also write the pull-request gate: a workflow, gate.sh"
+    )
+    ini.add_argument(
+        "--package",
+        metavar="REQUIREMENT",
+        help="what CI pip-installs (default: this version, from where it was installed)",
+    )
+    mode = ini.add_mutually_exclusive_group()
+    mode.add_argument("--force", action="store_true", help="write the files init wrote anew")
+    mode.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="after upgrading goldenset: rewrite the generated files, add new params with their "
+        "defaults, keep your values",
+    )
+
+
+def run_init(args: argparse.Namespace) -> int:
+    from goldenset.init import Options, init
+
+    options = Options(
+        args.directory, args.docs, args.retriever, args.ci, args.package, args.force, args.upgrade
+    )
+    for line in init(options):
+        print(line)
+    return 0
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
@@ -181,7 +230,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return run_calibrate(args) if args.command == "calibrate" else run_compare(args)
+        run = {"calibrate": run_calibrate, "init": run_init, "compare": run_compare}
+        return run[args.command](args)
     except DifferentQuestions as error:
         print(f"error: refused: {error}", file=sys.stderr)
     except GoldensetError as error:

@@ -257,6 +257,12 @@ class ExternalParams(Section):
     enabled: bool = False
     callable: str | None = Field(None, pattern=r"^[\w.]+:\w+$", description="module:function")
     run_file: str | None = Field(None, min_length=1, description="a TREC run file")
+    folder: str = Field(
+        "external",
+        min_length=1,
+        description="the retriever's files, a dep of score; its module imports from the folder "
+        "holding this one",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ExternalParams:

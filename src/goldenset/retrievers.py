@@ -223,16 +223,18 @@ class ExternalCallable:
 
     It returns, for each query in order, its best chunks first: chunk ids, or (chunk id, score)
     pairs. For a query set judged per document, the documents rank by their best chunk.
-    The module is imported from the project folder (the stage's working directory).
+    The module is imported from the folder holding ``folder`` (retrievers.external.folder):
+    ``external.my_search`` from the project folder, ``search.retrieve`` from a repository
+    holding the pipeline in a subfolder and its ``search/`` folder at the top (``../search``).
     """
 
-    def __init__(self, corpus: Corpus, spec: str) -> None:
-        self.corpus, self.spec = corpus, spec
+    def __init__(self, corpus: Corpus, spec: str, folder: str = "external") -> None:
+        self.corpus, self.spec, self.folder = corpus, spec, folder
         self._function: Callable | None = None
 
     def _loaded(self) -> Callable:
         if self._function is None:
-            self._function = load_callable(self.spec)
+            self._function = load_callable(self.spec, self.folder)
         return self._function
 
     def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
@@ -245,17 +247,19 @@ class ExternalCallable:
         return to_groups(found, groups, depth)
 
 
-def load_callable(spec: str) -> Callable:
+def load_callable(spec: str, folder: str = "external") -> Callable:
     module_name, _, function_name = spec.partition(":")
-    # `python stages/score.py` puts stages/ first on sys.path; the user's module sits beside it
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    # the user's module sits in `folder`, named from the folder above it (the project folder
+    # for external/, the repository's top for ../search), or in the project folder itself
+    for root in dict.fromkeys([os.getcwd(), str(Path(folder).resolve().parent)]):
+        if root not in sys.path:
+            sys.path.insert(0, root)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise GoldensetError(
             f"retrievers.external.callable: cannot import {module_name!r} ({error}); put the "
-            "module in the project folder, e.g. external/<name>.py named external.<name>"
+            "module in retrievers.external.folder, e.g. external/<name>.py named external.<name>"
         ) from None
     function = getattr(module, function_name, None)
     if not callable(function):
@@ -348,7 +352,7 @@ def build_retrievers(
             built[name] = ANN(corpus, settings)
         elif name == "external":
             built[name] = (
-                ExternalCallable(corpus, settings.callable)
+                ExternalCallable(corpus, settings.callable, settings.folder)
                 if settings.callable
                 else ExternalRunFile(settings.run_file)
             )

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+from pathlib import Path
 
 import pandas as pd
 
@@ -26,12 +28,25 @@ def label(rev: str | None) -> str:
     return "workspace" if rev is None else rev
 
 
+def in_repository(path: str, project: str) -> tuple[str, str]:
+    """(path from the top of the DVC repository, that top): a project may be a subfolder of its
+    repository (`goldenset init` writes one), and DVC reads a revision's paths from the top."""
+    from dvc.repo import Repo
+
+    root = Repo.find_root(project)
+    inside = Path(os.path.relpath(Path(project).resolve(), Path(root).resolve())).as_posix()
+    return (path if inside == "." else f"{inside}/{path}"), root
+
+
 def read_bytes(path: str, rev: str | None, repo: str) -> bytes:
     """A file (DVC output or git-tracked) as it was at ``rev``."""
     import dvc.api  # slow to import: only when a revision is read
 
     try:
-        with dvc.api.open(path, repo=repo, rev=rev, mode="rb") as handle:
+        if rev is None:  # the workspace's file, whichever folder of the repository runs this
+            return (Path(repo) / path).read_bytes()
+        located, root = in_repository(path, repo)
+        with dvc.api.open(located, repo=root, rev=rev, mode="rb") as handle:
             return handle.read()
     except Exception as error:  # dvc raises many types (missing rev, file, cache); all mean this
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0]

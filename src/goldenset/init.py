@@ -1,0 +1,334 @@
+"""`goldenset init`: this repository's pipeline, written into a folder of another repository.
+
+The templates are this repository's own dvc.yaml and params.yaml (shipped in the package as
+templates/pipeline.yaml and templates/params.yaml), so the two cannot drift apart. In the
+written dvc.yaml the stages keep their commands, data deps, params and outputs; the deps on the
+package's modules (``src/goldenset/...``, files of this repository only) become one param per
+stage in goldenset.yaml: a fingerprint of the code the stage runs in the installed package. An
+upgrade that changes a stage's code changes its fingerprint (`goldenset init --upgrade` writes
+it), and DVC re-runs that stage and what follows, on every machine alike: a dep on the installed
+files themselves would be a path into one machine's site-packages.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from types import UnionType
+from typing import Union, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+
+import goldenset
+from goldenset.errors import GoldensetError
+from goldenset.params import Params
+
+PACKAGE = Path(goldenset.__file__).parent
+TEMPLATES = PACKAGE / "templates"
+CODE = "src/goldenset/"  # deps of this repository's dvc.yaml that are the package's own files
+MANIFEST = "goldenset.yaml"
+WORKFLOW = ".github/workflows/goldenset.yml"
+EXAMPLES_README = """\
+Files named by `generate.example_queries` in params.yaml (a BEIR queries.jsonl of your users'
+queries, shown to the question writer as style examples) go here: a dep of the generate stage.
+"""
+EXTERNAL_README = """\
+Your own retriever goes here (retrievers.external in params.yaml): a module whose function is
+called as search(query_texts, chunk_ids, chunk_texts, k), or a TREC run file. This folder is a
+dep of the score stage. A module elsewhere in the repository: set retrievers.external.folder to
+its folder (e.g. ../search), or run `goldenset init --force --retriever search.retrieve:search`.
+"""
+
+
+@dataclass
+class Options:
+    directory: Path
+    docs: Path | None = None
+    retriever: str | None = None  # module:function in the repository
+    ci: str | None = None  # github
+    package: str | None = None  # what the CI installs; default: how this one was installed
+    force: bool = False
+    upgrade: bool = False
+
+
+def template(name: str) -> str:
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def pipeline(source: dict) -> dict:
+    """The written dvc.yaml: the package's stages, their code deps replaced by a fingerprint."""
+    stages = {}
+    for name, stage in source["stages"].items():
+        stage = copy.deepcopy(stage)
+        stage["deps"] = [dep for dep in stage["deps"] if not dep.startswith(CODE)]
+        stage["params"] = [*stage.get("params", []), {MANIFEST: [f"code.{name}"]}]
+        stages[name] = stage
+    return {"stages": stages}
+
+
+def fingerprints(source: dict) -> dict[str, str]:
+    """Per stage, a hash of the installed package's files that its code deps name."""
+    found = {}
+    for name, stage in source["stages"].items():
+        digest = hashlib.sha256()
+        for dep in sorted(dep for dep in stage["deps"] if dep.startswith(CODE)):
+            path = PACKAGE / dep[len(CODE) :]
+            files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+            for file in files:
+                digest.update(file.relative_to(PACKAGE).as_posix().encode() + b"\0")
+                digest.update(file.read_bytes() + b"\0")
+        found[name] = digest.hexdigest()[:16]
+    return found
+
+
+def installed_from() -> str:
+    """A pip requirement for this very version: its git commit when pip installed it from git."""
+    try:
+        direct = json.loads(metadata.distribution("goldenset").read_text("direct_url.json") or "")
+    except (metadata.PackageNotFoundError, json.JSONDecodeError):
+        direct = {}
+    vcs = direct.get("vcs_info", {})
+    if vcs.get("vcs") == "git" and not direct["url"].startswith("file:"):
+        return f"goldenset[local] @ git+{direct['url']}@{vcs['commit_id']}"
+    return f"goldenset[local]=={goldenset.__version__}"
+
+
+def _round_trip() -> YAML:
+    parser = YAML()
+    parser.width = 4096  # keep each param's comment on its line
+    parser.indent(mapping=2, sequence=4, offset=2)
+    null = "tag:yaml.org,2002:null"
+    parser.representer.add_representer(type(None), lambda r, _: r.represent_scalar(null, "null"))
+    return parser
+
+
+def _dump(data: CommentedMap) -> str:
+    out = io.StringIO()
+    _round_trip().dump(data, out)
+    return out.getvalue()
+
+
+def section_model(model: type[BaseModel], key: str) -> type[BaseModel] | None:
+    """The params model of a nested section (also when it is optional), None for a value."""
+    field = model.model_fields.get(key)
+    if field is None:
+        return None
+    kinds = [field.annotation]
+    if get_origin(field.annotation) in (Union, UnionType):
+        kinds = list(get_args(field.annotation))
+    return next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)), None)
+
+
+def add_missing(
+    mine: CommentedMap, new: CommentedMap, model: type[BaseModel], where: str = ""
+) -> list[str]:
+    """Add to `mine` every param of `new` it lacks, with its default and comment; keep every
+    value of `mine`. Only params sections are entered: a mapping value (budgets) is one value."""
+    added = []
+    for position, (key, value) in enumerate(new.items()):
+        if key not in mine:
+            mine.insert(min(position, len(mine)), key, value)
+            if key in new.ca.items:
+                mine.ca.items[key] = new.ca.items[key]
+            added.append(where + str(key))
+            continue
+        nested = section_model(model, key)
+        if nested is not None and isinstance(mine[key], dict) and isinstance(value, dict):
+            added += add_missing(mine[key], value, nested, f"{where}{key}.")
+    return added
+
+
+def render_params(docs: str, retriever: tuple[str, str] | None, real_queries: bool) -> CommentedMap:
+    """This repository's params.yaml for another repository's documents (and retriever)."""
+    params = _round_trip().load(template("params.yaml"))
+    params["ingest"]["path"] = docs
+    params["generate"]["example_queries"] = None  # the sample's are SciFact claims
+    name = "dense"
+    if retriever is not None:
+        name = "external"
+        external = params["retrievers"]["external"]
+        external["enabled"], external["callable"] = True, retriever[0]
+        external["folder"] = retriever[1]
+    gate = [
+        metric.replace(".dense.", f".{name}.")
+        for metric in params["compare"]["gate"]
+        if real_queries or not metric.startswith("real.")
+    ]
+    params["compare"]["gate"] = gate
+    return params
+
+
+def git_top(folder: Path) -> Path:
+    process = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True, text=True
+    )
+    if process.returncode != 0:
+        raise GoldensetError("goldenset init: not in a git repository; run `git init` first")
+    return Path(process.stdout.strip()).resolve()
+
+
+def retriever_folder(spec: str, top: Path, target: Path) -> tuple[str, str]:
+    """(callable, its top package or module relative to the pipeline folder)."""
+    first = spec.partition(":")[0].split(".")[0]
+    for path in (top / first, top / f"{first}.py"):
+        if path.exists():
+            return spec, os.path.relpath(path, target)
+    raise GoldensetError(
+        f"goldenset init: --retriever {spec}: neither {first}/ nor {first}.py at the top of the "
+        "repository"
+    )
+
+
+def read_manifest(target: Path) -> dict | None:
+    path = target / MANIFEST
+    if not path.exists():
+        return None
+    manifest = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return manifest if isinstance(manifest, dict) and "goldenset" in manifest else None
+
+
+def write_manifest(target: Path, source: dict, files: list[str], package: str) -> None:
+    manifest = {
+        "goldenset": goldenset.__version__,
+        "package": package,
+        "code": fingerprints(source),
+        "files": sorted(files),
+    }
+    header = (
+        "# Written by `goldenset init`: the goldenset version this pipeline was made with, what\n"
+        "# CI installs, and per stage a fingerprint of the package code it runs (a param of the\n"
+        "# stage: an upgrade that changes a stage re-runs it). `goldenset init --upgrade`\n"
+        "# rewrites it.\n"
+    )
+    text = header + yaml.safe_dump(manifest, sort_keys=False)
+    (target / MANIFEST).write_text(text, encoding="utf-8")
+
+
+def generated_files(options: Options, top: Path, target: Path, params: str) -> dict[str, str]:
+    """Relative to the pipeline folder: each file init writes and its text."""
+    source = yaml.safe_load(template("pipeline.yaml"))
+    header = (
+        f"# Written by `goldenset init` from goldenset {goldenset.__version__}'s own pipeline; "
+        "`goldenset init --upgrade`\n# rewrites it. Edit params.yaml, not this file.\n"
+    )
+    outs = [
+        next(iter(out)) if isinstance(out, dict) else out
+        for stage in source["stages"].values()
+        for out in stage.get("outs", [])
+        if not (isinstance(out, dict) and next(iter(out.values())).get("cache") is False)
+    ]
+    files = {
+        "dvc.yaml": header + yaml.safe_dump(pipeline(source), sort_keys=False, width=4096),
+        "params.yaml": params,
+        ".gitignore": "# outputs kept by DVC, not git\n" + "".join(f"/{o}\n" for o in outs),
+        "examples/README.md": EXAMPLES_README,
+    }
+    if options.ci == "github":
+        relative = target.relative_to(top).as_posix()
+        workflow = template("github-workflow.yml").replace("@DIR@", relative)
+        package = options.package or installed_from()
+        files[os.path.relpath(top / WORKFLOW, target)] = workflow.replace("@PACKAGE@", package)
+        files["gate.sh"] = template("gate.sh")
+    return files
+
+
+def init(options: Options) -> list[str]:
+    """Write the pipeline; the lines to print (what was done, the next commands)."""
+    target = options.directory.resolve()
+    top = git_top(next(folder for folder in [target, *target.parents] if folder.is_dir()))
+    if top != target and top not in target.parents:
+        raise GoldensetError(f"goldenset init: {options.directory} is outside the repository")
+    manifest = read_manifest(target)
+    if options.upgrade:
+        return upgrade(options, top, target, manifest)
+    if manifest is not None and not options.force:
+        raise GoldensetError(
+            f"goldenset init: {options.directory} already holds a goldenset pipeline (made with "
+            f"goldenset {manifest['goldenset']}); --upgrade updates it, --force writes it anew"
+        )
+    if options.docs is None or not options.docs.resolve().is_dir():
+        raise GoldensetError(f"goldenset init: --docs {options.docs}: not a folder")
+    if top not in options.docs.resolve().parents:
+        raise GoldensetError(f"goldenset init: --docs {options.docs}: outside the repository")
+    retriever = (
+        retriever_folder(options.retriever, top, target) if options.retriever is not None else None
+    )
+    docs = os.path.relpath(options.docs.resolve(), target)
+    params = render_params(docs, retriever, (options.docs / "queries.jsonl").exists())
+    files = generated_files(options, top, target, _dump(params))
+    if retriever is None:
+        files["external/README.md"] = EXTERNAL_README
+    write(target, files, manifest, options.package)
+    lines = [f"goldenset init: wrote {', '.join(sorted(files))} and {MANIFEST} in {target}"]
+    if not (top / ".dvc").is_dir():
+        _dvc_init(top)
+        lines.append(f"goldenset init: `dvc init` in {top}")
+    where = os.path.relpath(target, Path.cwd())
+    lines += [
+        "next:",
+        f"  git add {where} && git commit -m 'goldenset pipeline'",
+        f"  dvc repro {Path(where) / 'dvc.yaml'}      # or `dvc repro`: every pipeline here",
+        f"  dvc metrics show {Path(where) / 'dvc.yaml'}",
+    ]
+    if options.ci:
+        lines.append(f"  {Path(where) / 'gate.sh'} origin/main   # the pull-request gate, locally")
+    return lines
+
+
+def write(target: Path, files: dict[str, str], manifest: dict | None, package: str | None):
+    """Write the files; refuse, writing none, when one exists that init did not write."""
+    ours = set((manifest or {}).get("files", []))
+    foreign = [name for name in files if (target / name).exists() and name not in ours]
+    if (target / MANIFEST).exists() and manifest is None:
+        foreign.append(MANIFEST)
+    if foreign:
+        raise GoldensetError(
+            f"goldenset init: {target} holds {', '.join(sorted(foreign))}, not written by "
+            "goldenset init; choose another folder"
+        )
+    for name, text in files.items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if name.endswith(".sh"):
+            path.chmod(0o755)
+    source = yaml.safe_load(template("pipeline.yaml"))
+    write_manifest(target, source, list(files), package or installed_from())
+
+
+def upgrade(options: Options, top: Path, target: Path, manifest: dict | None) -> list[str]:
+    """Rewrite the generated files, keep every value of params.yaml and add the new params."""
+    if manifest is None:
+        raise GoldensetError(
+            f"goldenset init --upgrade: {options.directory} holds no goldenset pipeline "
+            f"({MANIFEST}); run `goldenset init {options.directory} --docs PATH` first"
+        )
+    mine = _round_trip().load((target / "params.yaml").read_text(encoding="utf-8"))
+    new = render_params(mine["ingest"]["path"], None, True)
+    added = add_missing(mine, new, Params)
+    had_ci = any(name.endswith("gate.sh") for name in manifest.get("files", []))
+    options.ci = options.ci or ("github" if had_ci else None)
+    files = generated_files(options, top, target, _dump(mine))
+    if "external/README.md" in manifest.get("files", []):
+        files["external/README.md"] = EXTERNAL_README
+    write(target, files, manifest, options.package)
+    return [
+        f"goldenset init --upgrade: {target} made with goldenset {manifest['goldenset']}, now "
+        f"{goldenset.__version__}; params added: {', '.join(added) or 'none'}"
+    ]
+
+
+def _dvc_init(top: Path) -> None:
+    process = subprocess.run(["dvc", "init", "-q"], cwd=top, capture_output=True, text=True)
+    if process.returncode != 0:
+        raise GoldensetError(f"goldenset init: `dvc init` failed: {process.stderr.strip()}")
