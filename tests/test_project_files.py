@@ -98,3 +98,14 @@ def test_imported_files_follows_imports_inside_functions(tmp_path):
     found = {str(path.relative_to(SOURCE)) for path in imported_files(script)}
     # reports imports scoring, which imports metrics and retrieval, which import errors
     assert {"goldenset/reports.py", "goldenset/scoring.py", "goldenset/errors.py"} <= found
+
+
+def test_no_generate_dep_changes_when_only_chunking_code_changes():
+    # an edit to how chunks are cut must not change the passages, and with them the cache keys
+    # of answers already paid for: generate runs the sentence splitter, not the chunker
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    deps = {ROOT / dep for dep in stages["generate"]["deps"] if "${" not in dep}
+    chunking = SOURCE / "goldenset" / "chunking.py"
+    assert chunking in imported_files(SOURCE / "goldenset" / "stages" / "chunk.py")
+    assert chunking not in imported_files(SOURCE / "goldenset" / "stages" / "generate.py")
+    assert not any(chunking == dep or dep in chunking.parents for dep in deps)
