@@ -114,7 +114,7 @@ def add_init(commands: argparse._SubParsersAction) -> None:
         help="write the pipeline into a folder of your git repository",
         description="Write a self-contained goldenset pipeline (dvc.yaml, params.yaml with every "
         "param, .gitignore, goldenset.yaml) into DIR of the git repository you are in; `dvc "
-        "repro` at the top runs it beside your own stages. Runs `dvc init` when the repository "
+        "repro -P` at the top runs it beside your own stages. Runs `dvc init` when the repository "
         "has no DVC yet. Refuses a DIR that already holds one (--upgrade, --force) or that holds "
         "a file it would write and did not write.",
     )

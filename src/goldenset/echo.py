@@ -184,9 +184,9 @@ def unknown_names(question: str, document: WindowIndex) -> set[str]:
     words its document never uses, singular or plural: "2015" asked of a document about
     2009-2014 invents a premise. Capitalised words are left out: German capitalises every noun,
     and a question may say a noun its own way."""
-    unknown = set()
+    unknown, acronyms = set(), _written_as_acronyms(question)
     for term in marked_terms(question):
-        if term.isalpha() and term not in _written_as_acronyms(question):
+        if term.isalpha() and term not in acronyms:
             continue
         words = [word for word in _TOKEN.findall(term) if is_content_word(word)]
         if words and not all(_known(word, document.where) for word in words):

@@ -18,7 +18,7 @@ import io
 import json
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from types import UnionType
@@ -277,7 +277,7 @@ def init(options: Options) -> list[str]:
     lines += [
         "next:",
         f"  git add {where} && git commit -m 'goldenset pipeline'",
-        f"  dvc repro {Path(where) / 'dvc.yaml'}      # or `dvc repro`: every pipeline here",
+        f"  dvc repro {Path(where) / 'dvc.yaml'}      # or `dvc repro -P`: every pipeline here",
         f"  dvc metrics show {Path(where) / 'dvc.yaml'}",
     ]
     if options.ci:
@@ -317,7 +317,7 @@ def upgrade(options: Options, top: Path, target: Path, manifest: dict | None) ->
     new = render_params(mine["ingest"]["path"], None, True)
     added = add_missing(mine, new, Params)
     had_ci = any(name.endswith("gate.sh") for name in manifest.get("files", []))
-    options.ci = options.ci or ("github" if had_ci else None)
+    options = replace(options, ci=options.ci or ("github" if had_ci else None))
     files = generated_files(options, top, target, _dump(mine))
     if "external/README.md" in manifest.get("files", []):
         files["external/README.md"] = EXTERNAL_README

@@ -228,7 +228,7 @@ class ExternalCallable:
     holding the pipeline in a subfolder and its ``search/`` folder at the top (``../search``).
     """
 
-    def __init__(self, corpus: Corpus, spec: str, folder: str = "external") -> None:
+    def __init__(self, corpus: Corpus, spec: str, folder: str) -> None:
         self.corpus, self.spec, self.folder = corpus, spec, folder
         self._function: Callable | None = None
 
@@ -247,7 +247,7 @@ class ExternalCallable:
         return to_groups(found, groups, depth)
 
 
-def load_callable(spec: str, folder: str = "external") -> Callable:
+def load_callable(spec: str, folder: str) -> Callable:
     module_name, _, function_name = spec.partition(":")
     # the user's module sits in `folder`, named from the folder above it (the project folder
     # for external/, the repository's top for ../search), or in the project folder itself
