@@ -1,0 +1,34 @@
+"""The pipeline's files, named once. Every stage, `goldenset compare` (which reads them at git
+revisions) and `goldenset calibrate` use these names; dvc.yaml spells the same paths for DVC, and
+a test keeps the two in step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# ingest
+DOCUMENTS = Path("data/documents.parquet")
+QUERIES = Path("data/queries.parquet")
+QRELS = Path("data/qrels.parquet")
+LABELLED = Path("data/labelled.parquet")
+LABELLED_EVIDENCE = Path("data/labelled_evidence.parquet")
+DUPLICATES = Path("data/duplicates.json")
+# chunk
+CHUNKS = Path("data/chunks.parquet")
+# generate
+GOLDENSET = Path("data/goldenset.jsonl")
+REJECTS = Path("data/goldenset.rejects.jsonl")
+GENERATE_STATS = Path("data/generate_stats.json")
+# embed: <name>.npy and <name>.ids.json per set of texts (chunks, synthetic, labelled, real)
+EMBEDDINGS = Path("data/embeddings")
+# score
+RESULTS = Path("data/results.parquet")
+EXPORT = Path("data/export")
+SCORES = Path("metrics/scores.json")
+DETAIL = Path("metrics/detail.json")
+INTERVALS = Path("metrics/intervals.json")
+RECALL_PLOT = Path("plots/recall_at_k.json")
+WORST_MISSES = Path("reports/worst_misses.md")
+# audit
+AUDIT_METRICS = Path("metrics/audit.json")
+AUDIT_REPORT = Path("reports/audit.md")
