@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel
 
+from goldenset import paths
 from goldenset.params import Params, parse_params
 from tests.conftest import ROOT
 
@@ -109,3 +110,50 @@ def test_no_generate_dep_changes_when_only_chunking_code_changes():
     assert chunking in imported_files(SOURCE / "goldenset" / "stages" / "chunk.py")
     assert chunking not in imported_files(SOURCE / "goldenset" / "stages" / "generate.py")
     assert not any(chunking == dep or dep in chunking.parents for dep in deps)
+
+
+PIPELINE_FOLDERS = ("data", "metrics", "reports", "plots")
+
+
+def pipeline_files(stages: dict) -> set[str]:
+    """Every data, metrics, reports and plots path dvc.yaml's stages read or write, as written."""
+    found = set()
+    for stage in stages.values():
+        for kind in ("deps", "outs", "metrics", "plots"):
+            for entry in stage.get(kind, []):
+                path = next(iter(entry)) if isinstance(entry, dict) else entry
+                if path.split("/")[0] in PIPELINE_FOLDERS:
+                    found.add(path)
+    return found
+
+
+def named_paths() -> dict[str, str]:
+    """goldenset.paths: constant name -> the path it names."""
+    return {
+        name: value.as_posix() for name, value in vars(paths).items() if isinstance(value, Path)
+    }
+
+
+def unnamed_files(stages: dict, named: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(dvc.yaml files no goldenset.paths name spells, names dvc.yaml never mentions). A file
+    inside a named folder (data/embeddings/synthetic.npy) is named by that folder."""
+    files = pipeline_files(stages)
+    folders = set(named.values())
+    unnamed = sorted(
+        file for file in files if not ({file, *map(str, Path(file).parents)} & folders)
+    )
+    unused = sorted(name for name, path in named.items() if path not in files)
+    return unnamed, unused
+
+
+def test_dvc_yaml_files_are_the_names_in_goldenset_paths():
+    # stages, revisions and calibrate read the pipeline's files by these names: one that drifts
+    # from dvc.yaml would read a file DVC never tracks
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    assert unnamed_files(stages, named_paths()) == ([], [])
+
+
+def test_unnamed_files_sees_a_drifted_path():
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    stages["score"]["metrics"][0] = {"metrics/score.json": {"cache": False}}
+    assert unnamed_files(stages, named_paths()) == (["metrics/score.json"], ["SCORES"])

@@ -7,12 +7,13 @@ flight, and a small change of the corpus adds a small file that `dvc push` uploa
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from goldenset.tables import write_atomically
 
 KEY_BYTES = 32
 
@@ -62,13 +63,7 @@ class EmbeddingCache:
             self._rows[keys[i]] = vector
 
     def _write_segment(self, keys: np.ndarray, vectors: np.ndarray) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256(keys.tobytes()).hexdigest()[:24] + ".npz"
-        handle, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                np.savez(file, keys=keys, vectors=vectors)
-            os.replace(temporary, self.directory / name)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        segment = io.BytesIO()
+        np.savez(segment, keys=keys, vectors=vectors)
+        write_atomically(self.directory / name, segment.getvalue())

@@ -428,8 +428,14 @@ def _join_blocks(tokens: Iterable[tuple[str, bool] | int]) -> str:
 # --- BEIR corpora ------------------------------------------------------------------------------
 
 
+def document_text(title: str, text: str) -> str:
+    """A record's title and text as one text, as MTEB/BEIR embed a whole abstract: the title, a
+    space, the text, stripped; the text alone when there is no title."""
+    return (f"{title} {text}" if title.strip() else text).strip()
+
+
 def _read_corpus(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:
-    """Each line {"_id", "title", "text", ...}: doc_id = _id, text = title + " " + text."""
+    """Each line {"_id", "title", "text", ...}: doc_id = _id, text = `document_text`."""
     if file.stat().st_size == 0:
         result.skipped.append(Skip(source, EMPTY, "empty file"))
         return
@@ -472,8 +478,7 @@ def _read_corpus_line(raw: bytes, source: str, max_bytes: int, result: IngestRes
         skip = Skip(source, BAD_LINE, '"title" and "text" must be strings', doc_id)
         result.skipped.append(skip)
         return
-    # MTEB/BEIR embed a whole abstract as title + " " + text
-    text = (f"{title} {body}" if title.strip() else body).strip()
+    text = document_text(title, body)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text:
         result.skipped.append(Skip(source, NO_TEXT, "no title or text", doc_id))

@@ -32,6 +32,7 @@ from ruamel.yaml.comments import CommentedMap
 import goldenset
 from goldenset.errors import GoldensetError
 from goldenset.params import Params
+from goldenset.tables import write_atomically
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"
@@ -211,7 +212,7 @@ def write_manifest(target: Path, source: dict, files: list[str], package: str) -
         "# rewrites it.\n"
     )
     text = header + yaml.safe_dump(manifest, sort_keys=False)
-    (target / MANIFEST).write_text(text, encoding="utf-8")
+    write_atomically(target / MANIFEST, text)
 
 
 def generated_files(options: Options, top: Path, target: Path, params: str) -> dict[str, str]:
@@ -298,8 +299,7 @@ def write(target: Path, files: dict[str, str], manifest: dict | None, package: s
         )
     for name, text in files.items():
         path = target / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomically(path, text)
         if name.endswith(".sh"):
             path.chmod(0o755)
     source = yaml.safe_load(template("pipeline.yaml"))

@@ -26,6 +26,7 @@ import pandas as pd
 
 from goldenset.errors import GoldensetError
 from goldenset.querysets import LABELLED_COLUMNS, evidence_frame
+from goldenset.tables import read_jsonl
 
 SQUAD_SEPARATOR = "\n\n"  # between the paragraphs of an article: a paragraph break, as in .md
 EXCERPT_SHOWN = 60  # characters of an excerpt named in a "not found" line
@@ -171,25 +172,23 @@ class LabelledResult:
 
 def read_labelled_file(path: Path) -> list[Question]:
     """Questions of a labelled.jsonl; a malformed line is an error naming it."""
-    questions = []
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-            evidence = tuple(_excerpt(item) for item in record["evidence"])
-            question = Question(str(record["_id"]), str(record["text"]), evidence, where)
-        except (json.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
-            raise GoldensetError(
-                f'{where}: expected {{"_id", "text", "evidence": [{{"doc_id", "text", '
-                '"start"?, "end"?}]} with at least one excerpt; fix the line or set '
-                "ingest.labelled: false"
-            ) from None
-        if not evidence:
-            raise GoldensetError(f"{where}: no evidence excerpt; give at least one")
-        questions.append(question)
-    return questions
+    return read_jsonl(
+        path,
+        lambda record, number: _question(record, f"{path}:{number}"),
+        lambda number: (
+            f'{path}:{number}: expected {{"_id", "text", "evidence": [{{"doc_id", "text", '
+            '"start"?, "end"?}]} with at least one excerpt; fix the line or set '
+            "ingest.labelled: false"
+        ),
+    )
+
+
+def _question(record: Mapping, where: str) -> Question:
+    evidence = tuple(_excerpt(item) for item in record["evidence"])
+    question = Question(str(record["_id"]), str(record["text"]), evidence, where)
+    if not evidence:
+        raise GoldensetError(f"{where}: no evidence excerpt; give at least one")
+    return question
 
 
 def _excerpt(item: Mapping) -> Excerpt:

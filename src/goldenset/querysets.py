@@ -9,7 +9,6 @@ depends on a path a fresh clone may lack.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from goldenset.errors import GoldensetError
+from goldenset.tables import read_jsonl
 
 GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
 QUERY_COLUMNS = ["qid", "text"]
@@ -38,7 +38,7 @@ def read_goldenset(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame(columns=GOLDENSET_COLUMNS)
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = read_jsonl(path)
     return pd.DataFrame(rows, columns=None if rows else GOLDENSET_COLUMNS)
 
 
@@ -97,17 +97,11 @@ def read_real_queries(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame] |
 
 
 def _read_queries(path: Path) -> pd.DataFrame:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            query = json.loads(line)
-            rows.append((str(query["_id"]), str(query["text"])))
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise GoldensetError(
-                f"{path}:{number}: expected a JSON object with '_id' and 'text'"
-            ) from None
+    rows = read_jsonl(
+        path,
+        lambda query, _: (str(query["_id"]), str(query["text"])),
+        lambda number: f"{path}:{number}: expected a JSON object with '_id' and 'text'",
+    )
     return pd.DataFrame(rows, columns=["qid", "text"])
 
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 from pathlib import Path
 
@@ -14,31 +13,34 @@ import pandas as pd
 
 from goldenset.compare import Texts
 from goldenset.errors import GoldensetError
-
-RESULTS = "data/results.parquet"
-GOLDENSET = "data/goldenset.jsonl"
-CHUNKS = "data/chunks.parquet"
-DOCUMENTS = "data/documents.parquet"
-QUERIES = "data/queries.parquet"
-LABELLED = "data/labelled.parquet"
-LABELLED_EVIDENCE = "data/labelled_evidence.parquet"
+from goldenset.ingest import document_text
+from goldenset.paths import (
+    CHUNKS,
+    DOCUMENTS,
+    GOLDENSET,
+    LABELLED,
+    LABELLED_EVIDENCE,
+    QUERIES,
+    RESULTS,
+)
+from goldenset.tables import read_jsonl
 
 
 def label(rev: str | None) -> str:
     return "workspace" if rev is None else rev
 
 
-def in_repository(path: str, project: str) -> tuple[str, str]:
+def in_repository(path: str | Path, project: str) -> tuple[str, str]:
     """(path from the top of the DVC repository, that top): a project may be a subfolder of its
     repository (`goldenset init` writes one), and DVC reads a revision's paths from the top."""
     from dvc.repo import Repo
 
     root = Repo.find_root(project)
-    inside = Path(os.path.relpath(Path(project).resolve(), Path(root).resolve())).as_posix()
-    return (path if inside == "." else f"{inside}/{path}"), root
+    inside = Path(os.path.relpath(Path(project).resolve(), Path(root).resolve()))
+    return (inside / path).as_posix(), root
 
 
-def read_bytes(path: str, rev: str | None, repo: str) -> bytes:
+def read_bytes(path: str | Path, rev: str | None, repo: str) -> bytes:
     """A file (DVC output or git-tracked) as it was at ``rev``."""
     import dvc.api  # slow to import: only when a revision is read
 
@@ -66,7 +68,7 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
     questions: dict[str, dict[str, str]] = {}
     evidence: dict[str, dict[str, str]] = {}
     if "synthetic" in query_sets:
-        rows = _optional(lambda: _jsonl(read_bytes(GOLDENSET, rev, repo)), [])
+        rows = _optional(lambda: read_jsonl(read_bytes(GOLDENSET, rev, repo)), [])
         questions["synthetic"] = {row["qid"]: row.get("question", "") for row in rows}
         evidence["synthetic"] = {row["qid"]: row.get("evidence", "") for row in rows}
     if "real" in query_sets:
@@ -93,19 +95,14 @@ def _optional(read, empty):
         return empty
 
 
-def _jsonl(data: bytes) -> list[dict]:
-    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
-
-
 def _texts(data: bytes, key: str) -> dict[str, str]:
     frame = pd.read_parquet(io.BytesIO(data))
-    text = frame["text"].astype(str)
-    if "title" in frame:
-        text = frame["title"].fillna("").astype(str) + " " + text
-    return dict(zip(frame[key].astype(str), text.str.strip(), strict=True))
+    titles = frame["title"].fillna("").astype(str) if "title" in frame else [""] * len(frame)
+    texts = map(document_text, titles, frame["text"].astype(str))
+    return dict(zip(frame[key].astype(str), texts, strict=True))
 
 
-def _parquet_texts(path: str, rev: str | None, repo: str) -> dict[str, str]:
+def _parquet_texts(path: Path, rev: str | None, repo: str) -> dict[str, str]:
     """qid -> text of the queries in a (qid, text) table of that revision."""
     frame = pd.read_parquet(io.BytesIO(read_bytes(path, rev, repo)))
     return dict(zip(frame["qid"].astype(str), frame["text"].astype(str), strict=True))

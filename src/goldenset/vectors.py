@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import numpy as np
 
 from goldenset.errors import GoldensetError
+from goldenset.tables import write_atomically
 
 
 def write_vectors(folder: str | Path, name: str, ids: list[str], vectors: np.ndarray) -> None:
+    """Both files atomically, the vectors as float32 .npy bytes."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    np.save(folder / f"{name}.npy", vectors.astype(np.float32, copy=False))
-    (folder / f"{name}.ids.json").write_text(json.dumps(ids), encoding="utf-8")
+    npy = io.BytesIO()
+    np.save(npy, vectors.astype(np.float32, copy=False))
+    write_atomically(folder / f"{name}.npy", npy.getvalue())
+    write_atomically(folder / f"{name}.ids.json", json.dumps(ids))
 
 
 def read_vectors(folder: str | Path, name: str, expected_ids: list[str]) -> np.ndarray:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pandas as pd
 
@@ -20,22 +19,24 @@ from goldenset.audit import (
 )
 from goldenset.errors import GoldensetError
 from goldenset.params import Params
+from goldenset.paths import (
+    AUDIT_METRICS,
+    AUDIT_REPORT,
+    DOCUMENTS,
+    EMBEDDINGS,
+    GENERATE_STATS,
+    GOLDENSET,
+    LABELLED,
+    LABELLED_EVIDENCE,
+    QRELS,
+    QUERIES,
+)
 from goldenset.querysets import read_goldenset
 from goldenset.stage import run_stage
-from goldenset.tables import write_atomically
+from goldenset.tables import write_atomically, write_json
 from goldenset.vectors import read_vectors
 
 log = logging.getLogger("goldenset")
-DOCUMENTS = Path("data/documents.parquet")
-GOLDENSET = Path("data/goldenset.jsonl")
-GENERATE_STATS = Path("data/generate_stats.json")
-EMBEDDINGS = Path("data/embeddings")
-METRICS = Path("metrics/audit.json")
-REPORT = Path("reports/audit.md")
-QUERIES = Path("data/queries.parquet")
-QRELS = Path("data/qrels.parquet")
-LABELLED = Path("data/labelled.parquet")
-LABELLED_EVIDENCE = Path("data/labelled_evidence.parquet")
 
 
 def real_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
@@ -78,12 +79,8 @@ def main(params: Params) -> None:
     audit.metrics["chance"] = {"documents": len(documents), **chance}
     audit.flags.extend(chance_flags(chance, len(documents), params.score.max_chance))
     audit.metrics["flags"] = len(audit.flags)
-    for path, text in [
-        (METRICS, json.dumps(audit.metrics, indent=2) + "\n"),
-        (REPORT, render_report(audit, params.audit)),
-    ]:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text)
+    write_json(AUDIT_METRICS, audit.metrics)
+    write_atomically(AUDIT_REPORT, render_report(audit, params.audit))
     m = audit.metrics
     log.info(
         "audit: %d questions, echo median %s (real queries %s), echo share %s, specific %s, "
@@ -96,7 +93,7 @@ def main(params: Params) -> None:
         m["answered_share"],
         m["definitional_share"],
         m["near_duplicates"],
-        REPORT,
+        AUDIT_REPORT,
     )
     for flag in audit.flags:
         log.warning("audit: %s", flag)

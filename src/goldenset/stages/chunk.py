@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pandas as pd
 
@@ -11,12 +10,11 @@ from goldenset.chunking import chunk_documents
 from goldenset.errors import GoldensetError
 from goldenset.models import resolve_model_path
 from goldenset.params import Params
+from goldenset.paths import CHUNKS, DOCUMENTS
 from goldenset.stage import run_stage
 from goldenset.tables import write_parquet
 
 log = logging.getLogger("goldenset")
-DOCUMENTS = Path("data/documents.parquet")
-OUT = "data/chunks.parquet"
 
 
 def load_tokenizer(model: str, revision: str | None):
@@ -42,7 +40,7 @@ def main(params: Params) -> None:
     if settings.strategy == "tokens":
         tokenizer = load_tokenizer(params.embed.model, params.embed.revision)
     chunks = chunk_documents(docs, settings, tokenizer)
-    write_parquet(chunks, OUT)
+    write_parquet(chunks, CHUNKS)
     lengths = (chunks["end"] - chunks["start"]).tolist() or [0]
     log.info(
         "chunk: %s documents -> %s chunks (strategy %s, max_size %d, overlap %d), "
@@ -54,7 +52,7 @@ def main(params: Params) -> None:
         settings.overlap,
         sum(lengths) / len(lengths),
         max(lengths),
-        OUT,
+        CHUNKS,
     )
 
 

@@ -10,19 +10,19 @@ import pandas as pd
 from goldenset.embedding import cached_embedder
 from goldenset.embedding_cache import EmbeddingCache
 from goldenset.params import Params
+from goldenset.paths import CHUNKS, EMBEDDINGS, GOLDENSET, LABELLED, QUERIES
 from goldenset.querysets import read_goldenset
 from goldenset.stage import run_stage
 from goldenset.vectors import write_vectors
 
 log = logging.getLogger("goldenset")
-OUT = "data/embeddings"
 
 
 def main(params: Params) -> None:
-    chunks = pd.read_parquet("data/chunks.parquet", columns=["chunk_id", "text"])
-    golden = read_goldenset("data/goldenset.jsonl")
-    real_queries = pd.read_parquet("data/queries.parquet", columns=["qid", "text"])
-    labelled = pd.read_parquet("data/labelled.parquet", columns=["qid", "text"])
+    chunks = pd.read_parquet(CHUNKS, columns=["chunk_id", "text"])
+    golden = read_goldenset(GOLDENSET)
+    real_queries = pd.read_parquet(QUERIES, columns=["qid", "text"])
+    labelled = pd.read_parquet(LABELLED, columns=["qid", "text"])
 
     settings = params.embed
     cache = EmbeddingCache(settings.cache_dir)
@@ -41,7 +41,9 @@ def main(params: Params) -> None:
         ("real", real_queries["qid"], real_queries["text"], settings.query_prefix),
     ]
     for name, ids, texts, prefix in sets:
-        write_vectors(OUT, name, ids.astype(str).tolist(), embed(texts.tolist(), prefix, name))
+        write_vectors(
+            EMBEDDINGS, name, ids.astype(str).tolist(), embed(texts.tolist(), prefix, name)
+        )
     log.info(
         "embed: %d chunks, %d generated questions, %d labelled questions, %d real queries; "
         "%d vectors encoded, %d cached",

@@ -7,7 +7,6 @@ in data/duplicates.json; judgments on a dropped copy move to its kept twin.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -17,6 +16,14 @@ from goldenset.duplicates import Duplicate, find_duplicates
 from goldenset.ingest import Document, IngestResult, documents_frame, ingest
 from goldenset.labelled import LabelledResult, locate_questions, read_labelled_file
 from goldenset.params import Params
+from goldenset.paths import (
+    DOCUMENTS,
+    DUPLICATES,
+    LABELLED,
+    LABELLED_EVIDENCE,
+    QRELS,
+    QUERIES,
+)
 from goldenset.querysets import (
     LABELLED_COLUMNS,
     LABELLED_FILE,
@@ -29,15 +36,9 @@ from goldenset.querysets import (
     read_real_queries,
 )
 from goldenset.stage import run_stage
-from goldenset.tables import write_atomically, write_parquet
+from goldenset.tables import write_json, write_parquet
 
 log = logging.getLogger("goldenset")
-OUT = "data/documents.parquet"
-QUERIES_OUT = "data/queries.parquet"
-QRELS_OUT = "data/qrels.parquet"
-DUPLICATES_OUT = "data/duplicates.json"
-LABELLED_OUT = "data/labelled.parquet"
-EVIDENCE_OUT = "data/labelled_evidence.parquet"
 
 
 def main(params: Params) -> None:
@@ -56,18 +57,18 @@ def main(params: Params) -> None:
     # checked before anything is written: bad qrels leave the last outputs as they were
     queries, qrels = _real_queries(params, {d.doc_id for d in kept}, result, duplicates)
     labelled = _labelled(params, kept, result, duplicates)
-    write_parquet(documents_frame(kept), OUT)
+    write_parquet(documents_frame(kept), DOCUMENTS)
     _write_duplicates(duplicates)
     log.info(
         "ingest: %s%s -> %s",
         result.summary(),
-        f"; dropped {len(duplicates):,} duplicates ({DUPLICATES_OUT})" if duplicates else "",
-        OUT,
+        f"; dropped {len(duplicates):,} duplicates ({DUPLICATES})" if duplicates else "",
+        DOCUMENTS,
     )
-    write_parquet(queries, QUERIES_OUT)
-    write_parquet(qrels, QRELS_OUT)
-    write_parquet(labelled.questions, LABELLED_OUT)
-    write_parquet(labelled.evidence, EVIDENCE_OUT)
+    write_parquet(queries, QUERIES)
+    write_parquet(qrels, QRELS)
+    write_parquet(labelled.questions, LABELLED)
+    write_parquet(labelled.evidence, LABELLED_EVIDENCE)
 
 
 def _real_queries(
@@ -124,7 +125,7 @@ def _write_duplicates(duplicates: list[Duplicate]) -> None:
         {"doc_id": d.doc_id, "kept": d.kept, "kind": d.kind, "similarity": d.similarity}
         for d in duplicates
     ]
-    write_atomically(Path(DUPLICATES_OUT), json.dumps(rows, indent=1) + "\n")
+    write_json(DUPLICATES, rows, indent=1)
 
 
 if __name__ == "__main__":
