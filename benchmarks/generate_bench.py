@@ -24,7 +24,7 @@ from goldenset.generation.anthropic_provider import AnthropicProvider  # noqa: E
 from goldenset.generation.passages import passages_for  # noqa: E402
 from goldenset.generation.runner import run_generation  # noqa: E402
 from goldenset.params import GenerateParams  # noqa: E402
-from tests.llm_servers import LoopbackLLM, make_documents  # noqa: E402
+from goldenset.testing.llm_servers import LoopbackLLM, make_documents  # noqa: E402
 
 KEY = "bench-key"
 TARGET_SPEEDUP = 15.0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dvc_project import (
+from goldenset.testing.dvc_project import (
     PROJECT_FILES,
     call,
     commit,

@@ -20,8 +20,8 @@ from goldenset.generation.passages import passages_for
 from goldenset.generation.pricing import cost_usd, price_for
 from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams
-from tests.batch_server import ERRORED, EXPIRED, INVALID, LoopbackBatches
-from tests.llm_servers import LoopbackLLM, Reply, make_documents
+from goldenset.testing.batch_server import ERRORED, EXPIRED, INVALID, LoopbackBatches
+from goldenset.testing.llm_servers import LoopbackLLM, Reply, make_documents
 from tests.test_generate_stage import command, make_project, read_jsonl, stage_env
 
 KEY = "test-key"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.llm_servers import LoopbackLLM
+from goldenset.testing.llm_servers import LoopbackLLM
 from tests.test_generate_stage import examples_file_params, make_project
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import json
 import yaml
 
 from goldenset.generation.cache import AnswerCache
-from tests.llm_servers import LoopbackLLM
+from goldenset.testing.llm_servers import LoopbackLLM
 from tests.test_generate_stage import KEY, make_project, read_jsonl, run, stage_env
 
 QUESTIONS = 6

@@ -13,7 +13,7 @@ from goldenset.generation.passages import (
     target_sentences,
     title_span,
 )
-from tests.llm_servers import make_documents
+from goldenset.testing.llm_servers import make_documents
 
 
 def sample(documents, **overrides):

@@ -13,7 +13,7 @@ from goldenset.generation.openai_provider import OpenAIProvider
 from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.generation.providers import make_provider
 from goldenset.params import GenerateParams
-from tests.llm_servers import Fault, LoopbackLLM, Reply, Stall
+from goldenset.testing.llm_servers import Fault, LoopbackLLM, Reply, Stall
 
 APIS = ["anthropic", "openai"]
 KEY = "test-key"

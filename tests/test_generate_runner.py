@@ -14,7 +14,14 @@ from goldenset.generation.passages import passages_for
 from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams, Price
-from tests.llm_servers import Fault, LoopbackLLM, Reply, Stall, make_documents, valid_answer
+from goldenset.testing.llm_servers import (
+    Fault,
+    LoopbackLLM,
+    Reply,
+    Stall,
+    make_documents,
+    valid_answer,
+)
 
 KEY = "test-key"
 DOCUMENTS = make_documents(6, sentences=12)

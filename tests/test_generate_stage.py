@@ -19,7 +19,7 @@ from goldenset.generation.cache import AnswerCache
 from goldenset.generation.openai_provider import OpenAIProvider
 from goldenset.generation.runner import run_generation
 from goldenset.params import GenerateParams
-from tests.llm_servers import LoopbackLLM, make_documents, valid_answer
+from goldenset.testing.llm_servers import LoopbackLLM, make_documents, valid_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "test-key"

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.llm_servers import make_documents
+from goldenset.testing.llm_servers import make_documents
 from tests.stages import run_stage
 from tests.test_metrics import TREC_NAMES, trec_eval_scores
 

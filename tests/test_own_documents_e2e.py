@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from goldenset.exports import read_trec_run
+from goldenset.testing.dvc_project import PROJECT_FILES, commit, copy_project, run, stages_run
+from goldenset.testing.llm_servers import LoopbackLLM, make_documents
 from tests.conftest import ROOT
-from tests.dvc_project import PROJECT_FILES, commit, copy_project, run, stages_run
-from tests.llm_servers import LoopbackLLM, make_documents
 from tests.test_exports import all_metrics, assert_trec_eval_agrees, read_qrels
 
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_servers import make_documents
+from goldenset.testing.llm_servers import make_documents
 from tests.stages import run_stage
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dvc_project import (
+from goldenset.testing.dvc_project import (
     PROJECT_FILES,
     commit,
     copy_project,
@@ -20,11 +20,11 @@ from tests.dvc_project import (
     stages_run,
     write_small_corpus,
 )
-from tests.llm_servers import LoopbackLLM
+from goldenset.testing.llm_servers import LoopbackLLM
 
 pytest.importorskip("moto.server", reason="the S3 remote test needs the test extra (moto[server])")
 pytest.importorskip("dvc_s3", reason="the S3 remote test needs dvc-s3 (the s3 extra)")
-from tests.s3_server import LoopbackS3  # noqa: E402
+from goldenset.testing.s3_server import LoopbackS3  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

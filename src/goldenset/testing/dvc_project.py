@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.conftest import ROOT
-
+# this repository's root (src/goldenset/testing/ is three folders down): its pipeline is copied
+ROOT = Path(__file__).resolve().parents[3]
 PROJECT_FILES = ["dvc.yaml", "params.yaml", "src", "external", "examples"]
 
 
