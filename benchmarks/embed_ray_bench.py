@@ -23,6 +23,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 from goldenset.embedding import embed_texts, load_encoder, model_identity  # noqa: E402
 from goldenset.embedding_cache import EmbeddingCache  # noqa: E402
 from goldenset.embedding_ray import ray_encoder, start_ray  # noqa: E402
+from goldenset.ingest import document_text  # noqa: E402
 from goldenset.params import EmbedParams  # noqa: E402
 
 
@@ -33,7 +34,7 @@ def main() -> None:
     parser.add_argument("--num-cpus", type=int, default=None, help="local Ray CPUs (all)")
     args = parser.parse_args()
     with gzip.open(ROOT / "data/docs/scifact-sample.jsonl.gz", "rt") as sample:
-        texts = [f"{d['title']} {d['text']}" for d in map(json.loads, sample)]
+        texts = [document_text(d["title"], d["text"]) for d in map(json.loads, sample)]
     texts = [f"{texts[i % len(texts)]} ({i})" for i in range(args.texts)]  # all distinct
     params = EmbedParams(engine="ray", ray={"actors": args.actors})
     identity = model_identity(params)

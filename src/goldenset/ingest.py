@@ -430,8 +430,8 @@ def _join_blocks(tokens: Iterable[tuple[str, bool] | int]) -> str:
 
 def document_text(title: str, text: str) -> str:
     """A record's title and text as one text, as MTEB/BEIR embed a whole abstract: the title, a
-    space, the text, stripped; the text alone when there is no title."""
-    return (f"{title} {text}" if title.strip() else text).strip()
+    space and the text, stripped (the text alone when there is no title)."""
+    return f"{title} {text}".strip()
 
 
 def _read_corpus(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:
