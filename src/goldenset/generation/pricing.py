@@ -79,14 +79,18 @@ class Budget:
         # could free room): generate.max_usd is below the cost of one request
         self.refused_alone: float | None = None
 
-    def reserve(self, input_tokens: int, max_output_tokens: int) -> float | None:
-        """Book the worst-case cost of one request; None when it would pass the limit."""
+    def reserve(
+        self, input_tokens: int, max_output_tokens: int, *, wait: bool = True
+    ) -> float | None:
+        """Book the worst-case cost of one request; None when it would pass the limit.
+
+        wait=False: None at once where it would wait for requests in flight to settle."""
         worst = cost_usd(self.price, input_tokens, max_output_tokens)
         with self._changed:
             while self.limit_usd is not None:
                 if self.spent.usd + self._reserved + worst <= self.limit_usd:
                     break
-                if not self._in_flight:
+                if not wait or not self._in_flight:
                     if worst > self.limit_usd:
                         self.refused_alone = max(worst, self.refused_alone or 0.0)
                     return None
