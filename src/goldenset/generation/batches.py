@@ -32,7 +32,6 @@ from goldenset.generation.anthropic_provider import completion_of
 from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
 from goldenset.generation.session import Session
-from goldenset.params import Price
 from goldenset.tables import write_atomically
 
 log = logging.getLogger("goldenset")
@@ -40,19 +39,12 @@ log = logging.getLogger("goldenset")
 # the Message Batches API's limits per batch
 MAX_BATCH_REQUESTS = 100_000
 MAX_BATCH_BYTES = 256 * 1_000_000
-BATCH_PRICE_FACTOR = 0.5  # batch requests cost half the synchronous price
 PENDING_FILE = "batches-pending.json"  # beside the answers; gone once every batch is read
 # error types worth sending again; any other (an invalid request) would fail the same way
 RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
 # a batch created this long before the recorded intent to create it is still a candidate: the
 # API's clock and ours may differ
 CLOCK_SKEW = timedelta(minutes=10)
-
-
-def batch_price(price: Price | None) -> Price | None:
-    if price is None:
-        return None
-    return Price(input=price.input * BATCH_PRICE_FACTOR, output=price.output * BATCH_PRICE_FACTOR)
 
 
 def run_batches(session: Session, passages: list[Passage], progress: bool) -> None:

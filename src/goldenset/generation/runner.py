@@ -18,20 +18,19 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from goldenset.echo import WindowFrequency, WindowIndex
-from goldenset.errors import GoldensetError
-from goldenset.generation.batches import batch_price, run_batches
+from goldenset.generation.batches import run_batches
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.dedupe import repeated_questions
-from goldenset.generation.interface import Provider, is_paid, max_concurrency
+from goldenset.generation.interface import Provider, max_concurrency
 from goldenset.generation.passages import Passage, passages_for
-from goldenset.generation.pricing import Budget, price_for
+from goldenset.generation.pricing import Budget, run_price
 from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.providers import make_provider
 from goldenset.generation.records import make_qid, question_row, reject_row
 from goldenset.generation.session import MissHandler, Outcome, Session, ask_nothing
 from goldenset.generation.summary import GenerationStats, announce
 from goldenset.generation.validation import Answer, Specificity
-from goldenset.params import GenerateParams, Price
+from goldenset.params import GenerateParams
 
 log = logging.getLogger("goldenset")
 
@@ -81,9 +80,7 @@ def run_generation(
         return GenerationResult([], [], stats)
 
     provider = provider or make_provider(params)
-    price = _price(provider, params)
-    if params.batch:  # the Message Batches API: half the price, see generation/batches.py
-        price = batch_price(price)
+    price = run_price(provider, params)
     stats.price_known = price is not None
     specificity = (
         None if params.distinctive_share is None else Specificity(rarity, params.distinctive_share)
@@ -105,27 +102,9 @@ def run_generation(
 
     outcomes = _ask_all(session, passages, on_miss, progress)
     rows, rejects = _collect(session, passages, outcomes, stats, documents)
-    spent = session.budget.snapshot()
-    stats.requests = spent.requests
-    stats.input_tokens = spent.input_tokens
-    stats.output_tokens = spent.output_tokens
-    stats.cost_usd = spent.usd
-    stats.stopped_by_budget = stats.not_asked > 0
-    stats.budget_below_one_request = session.budget.refused_alone
+    stats.count_spending(session.budget)
     stats.wall_s = time.perf_counter() - started
     return GenerationResult(rows, rejects, stats)
-
-
-def _price(provider: Provider, params: GenerateParams) -> Price | None:
-    # a free backend (in-process model, local server) is priced only when generate.prices says so
-    price = price_for(provider.model, params.prices, list_prices=is_paid(provider))
-    if price is None and is_paid(provider) and params.max_usd is not None:
-        raise GoldensetError(
-            f"no price known for model {provider.model!r}, so generate.max_usd cannot be "
-            f"enforced: add generate.prices.{provider.model} with input/output USD per million "
-            "tokens, or set generate.max_usd to null"
-        )
-    return price
 
 
 def _ask_all(

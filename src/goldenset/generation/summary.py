@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 
 from goldenset.generation.interface import is_paid
 from goldenset.generation.passages import Passage
-from goldenset.generation.pricing import TYPICAL_ANSWER_TOKENS, cost_usd, estimate_tokens
+from goldenset.generation.pricing import (
+    TYPICAL_ANSWER_TOKENS,
+    Budget,
+    cost_usd,
+    estimate_tokens,
+)
 from goldenset.generation.prompt import build_messages, mark_target
 from goldenset.generation.session import Session, request_text
 from goldenset.params import Price
@@ -36,6 +41,16 @@ class GenerationStats:
     budget_below_one_request: float | None = None  # USD a request may cost, above generate.max_usd
     near_duplicates: int = 0  # dropped after generation (generate.duplicate_cosine)
     wall_s: float = 0.0
+
+    def count_spending(self, budget: Budget) -> None:
+        """What the run paid for, and whether generate.max_usd stopped it."""
+        spent = budget.snapshot()
+        self.requests = spent.requests
+        self.input_tokens = spent.input_tokens
+        self.output_tokens = spent.output_tokens
+        self.cost_usd = spent.usd
+        self.stopped_by_budget = self.not_asked > 0
+        self.budget_below_one_request = budget.refused_alone
 
     def record(self) -> dict:
         """What the golden set rests on, the same on a re-run from the cache (no spend, no time).
