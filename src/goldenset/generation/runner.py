@@ -4,6 +4,10 @@ Every answer goes into the cache the moment it arrives, and the outputs are buil
 at the end, so a run killed at any point resumes by asking only for what is missing. Passages run
 in parallel (generate.concurrency); the questions and retries of one passage run in order, since
 each depends on the answers before it.
+
+Here: the run's setup, the estimate before it pays, and the thread pool. A passage is walked by
+the session (session.py), rows and rejects are built by records.collect, and counted in
+summary.GenerationStats; generate.batch fills the cache first (batches.py).
 """
 
 from __future__ import annotations
@@ -20,16 +24,14 @@ from tqdm import tqdm
 from goldenset.echo import WindowFrequency, WindowIndex
 from goldenset.generation.batches import run_batches
 from goldenset.generation.cache import AnswerCache
-from goldenset.generation.dedupe import repeated_questions
 from goldenset.generation.interface import Provider, max_concurrency
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import Budget, run_price
-from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.providers import make_provider
-from goldenset.generation.records import make_qid, question_row, reject_row
+from goldenset.generation.records import collect
 from goldenset.generation.session import MissHandler, Outcome, Session, ask_nothing
 from goldenset.generation.summary import GenerationStats, announce
-from goldenset.generation.validation import Answer, Specificity
+from goldenset.generation.validation import Specificity
 from goldenset.params import GenerateParams
 
 log = logging.getLogger("goldenset")
@@ -101,7 +103,7 @@ def run_generation(
         on_miss = ask_nothing
 
     outcomes = _ask_all(session, passages, on_miss, progress)
-    rows, rejects = _collect(session, passages, outcomes, stats, documents)
+    rows, rejects = collect(session, passages, outcomes, stats, documents)
     stats.count_spending(session.budget)
     stats.wall_s = time.perf_counter() - started
     return GenerationResult(rows, rejects, stats)
@@ -145,66 +147,3 @@ def _ask_all(
                 future.cancel()
             raise
     return [o or [] for o in outcomes]
-
-
-def _collect(
-    session: Session,
-    passages: list[Passage],
-    outcomes: list[list[Outcome]],
-    stats: GenerationStats,
-    documents: Sequence[tuple[str, str]],
-) -> tuple[list[dict], list[dict]]:
-    """Rows and reject rows in document order, and the counts of what became of each question.
-
-    A question that repeats an earlier one (generate.duplicate_cosine) is dropped as a reject."""
-    provider = session.provider
-    labels = {"provider": provider.name, "model": provider.model, "prompt_sha": PROMPT_SHA}
-    position = {doc_id: i for i, (doc_id, _) in enumerate(documents)}
-    taken = set(position)
-    order = sorted(
-        range(len(passages)), key=lambda i: (position[passages[i].doc_id], passages[i].start)
-    )
-    kept: list[tuple[Passage, int, Answer, str]] = []
-    rejects: list[dict] = []
-    for i in order:
-        passage = passages[i]
-        for question_index, outcome in enumerate(outcomes[i]):
-            stats.cache_hits += outcome.cache_hits
-            stats.invalid_answers.update(code for code, _ in outcome.reasons)
-            if outcome.answer is not None:
-                question = outcome.answer.question
-                qid = make_qid(
-                    passage,
-                    question_index,
-                    question,
-                    prompt_sha=PROMPT_SHA,
-                    identity=session.identity,
-                    taken=taken,
-                )
-                taken.add(qid)
-                kept.append((passage, question_index, outcome.answer, qid))
-            elif outcome.not_asked:
-                stats.not_asked += 1
-            else:
-                stats.rejected[outcome.reasons[-1][0]] += 1
-                rejects.append(
-                    reject_row(passage, question_index, outcome.reasons, outcome.answers, **labels)
-                )
-    threshold = session.params.duplicate_cosine
-    questions = [answer.question for _, _, answer, _ in kept]
-    repeated = (
-        {} if threshold is None else repeated_questions(questions, [k[3] for k in kept], threshold)
-    )
-    for i, reason in repeated.items():
-        passage, question_index, answer, _ = kept[i]
-        rejects.append(reject_row(passage, question_index, [reason], [answer.question], **labels))
-    stats.near_duplicates = len(repeated)
-    if repeated:
-        stats.rejected["near_duplicate"] += len(repeated)
-    rows = [
-        question_row(qid, passage, answer, **labels)
-        for i, (passage, _, answer, qid) in enumerate(kept)
-        if i not in repeated
-    ]
-    stats.questions_written = len(rows)
-    return rows, rejects
