@@ -49,7 +49,8 @@ CLOCK_SKEW = timedelta(minutes=10)
 
 def run_batches(session: Session, passages: list[Passage], progress: bool) -> None:
     """Fill the cache through batches, and session.failed with what the API gave up on; then a
-    walk that asks nothing (session.ask_nothing) builds the golden set from the cache."""
+    walk that asks nothing (session.ask_nothing: a miss waits for a later run) builds the golden
+    set from the cache."""
     runner = BatchRunner(session, passages, session.params.batch_poll_s, progress)
     session.failed = runner.run()
 
