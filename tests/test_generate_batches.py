@@ -88,6 +88,43 @@ def test_batches_give_the_synchronous_answers_retry_and_reject_with_reasons(tmp_
     assert not (tmp_path / "batch" / PENDING_FILE).exists()
 
 
+def test_batches_check_answers_as_the_synchronous_path_does(tmp_path):
+    # every sentence names "protein", so a question about it alone is vague
+    documents = [(doc_id, text.replace(". ", " protein. ")) for doc_id, text in DOCUMENTS]
+    params = settings(tmp_path / "batch", distinctive_share=0.5)
+    first = passages_for(documents, params)[0]
+    vague = Reply("What should I know about protein?")
+    with LoopbackBatches() as server:
+        server.script_for(first.text[:60], vague)
+        provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+        result = run_generation(documents, params, provider=provider, progress=False)
+        assert server.creates == 2  # round 2: the retry of the vague answer
+    assert dict(result.stats.invalid_answers) == {"vague": 1}
+    assert result.stats.not_asked == 0 and len(result.rows) == 6
+    with LoopbackLLM() as server:
+        server.script_for(first.text[:60], vague)
+        sync_params = settings(tmp_path / "sync", batch=False, distinctive_share=0.5)
+        provider = AnthropicProvider(sync_params, api_key=KEY, base_url=server.url)
+        sync = run_generation(documents, sync_params, provider=provider, progress=False)
+    assert result.rows == sync.rows
+
+
+def test_batches_stop_before_max_usd_and_a_bigger_budget_resumes(tmp_path):
+    with LoopbackBatches() as server:
+        params = settings(tmp_path, max_usd=0.002)
+        provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+        first = run_generation(DOCUMENTS, params, provider=provider, progress=False)
+        stats = first.stats
+        assert stats.stopped_by_budget and 0 < stats.requests < 6
+        assert stats.cost_usd <= 0.002 and len(first.rows) == stats.requests
+        assert stats.not_asked == 6 - stats.requests
+        bigger = settings(tmp_path, max_usd=1.0)
+        provider = AnthropicProvider(bigger, api_key=KEY, base_url=server.url)
+        rest = run_generation(DOCUMENTS, bigger, provider=provider, progress=False)
+        assert rest.stats.requests == 6 - stats.requests and len(rest.rows) == 6
+        assert set(server.submitted.values()) == {1}  # nothing paid twice
+
+
 def kill_9_when(condition, project, env: dict[str, str]) -> None:
     """Runs the stage and kills it (SIGKILL) as soon as `condition()` holds (at most 120 s)."""
     victim = subprocess.Popen(

@@ -136,6 +136,19 @@ def test_budget_waits_for_requests_in_flight_then_refuses():
     assert round(budget.snapshot().usd, 6) == 0.009
 
 
+def test_budget_without_wait_refuses_at_once_while_requests_are_in_flight():
+    # a batch holds every reservation until its results are read: waiting would never end
+    budget = Budget(0.01, Price(input=1.0, output=5.0))
+    held = [budget.reserve(1000, 400, wait=False) for _ in range(3)]  # worst case 0.003 each
+    assert None not in held
+    assert budget.reserve(1000, 400, wait=False) is None  # 4 x 0.003 could pass 0.01
+    assert budget.refused_alone is None  # it would fit alone: not below one request
+    budget.settle(held[0], 1000, 100)  # 0.0015 spent + 2 x 0.003 booked + 0.003 > 0.01
+    assert budget.reserve(1000, 400, wait=False) is None
+    budget.release(held[1])  # 0.0015 spent + 0.003 booked + 0.003 fits
+    assert budget.reserve(1000, 400, wait=False) == pytest.approx(0.003)
+
+
 def test_budget_without_price_or_limit_never_refuses():
     assert Budget(None, Price(input=1.0, output=5.0)).reserve(10**9, 10**6) is not None
     assert Budget(1.0, None).reserve(10**9, 10**6) is not None

@@ -3,12 +3,17 @@ that no answer is paid for twice, retries of invalid answers, rejects, budget an
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+import goldenset.generation
 from goldenset.echo import overlap as echo_overlap
 from goldenset.errors import GoldensetError
 from goldenset.generation.anthropic_provider import AnthropicProvider
 from goldenset.generation.cache import AnswerCache
+from goldenset.generation.dedupe import repeated_questions
 from goldenset.generation.openai_provider import OpenAIProvider
 from goldenset.generation.passages import passages_for
 from goldenset.generation.prompt import PROMPT_SHA
@@ -144,6 +149,55 @@ def test_answers_that_stay_invalid_are_kept_as_rejects(tmp_path, server):
     assert dict(result.stats.rejected) == {"several_questions": 1}
     again = generate(server, params)
     assert again.rejects == result.rejects and again.stats.requests == 0
+
+
+REJECT_COLUMNS = [
+    "doc_id",
+    "passage_start",
+    "passage_end",
+    "question_index",
+    "reason",
+    "reasons",
+    "answers",
+    "provider",
+    "model",
+    "prompt_sha",
+]
+
+
+def test_a_near_duplicate_is_a_reject_row_of_the_same_shape(tmp_path, server):
+    # every sentence names "protein": one question about it is valid for any passage
+    documents = [(doc_id, text.replace(". ", " protein. ")) for doc_id, text in DOCUMENTS]
+    params = settings(tmp_path, max_attempts=1)
+    first, second, stubborn = passages_for(documents, params)[:3]
+    repeat = "What should I know about protein?"
+    server.script_for(first.text, Reply(repeat))
+    server.script_for(second.text, Reply(repeat))
+    server.script_for(stubborn.text, Reply("no question at all"))
+    result = generate(server, params, documents)
+    assert len(result.rows) == 10 and result.stats.near_duplicates == 1
+    invalid, repeated = result.rejects  # in document order, then the near-duplicates
+    assert [list(row) for row in result.rejects] == [REJECT_COLUMNS, REJECT_COLUMNS]
+    assert (invalid["reason"], invalid["answers"]) == ("not_a_question", ["no question at all"])
+    kept = {row["question"]: row["qid"] for row in result.rows}[repeat]
+    assert repeated["reason"] == "near_duplicate" and repeated["answers"] == [repeat]
+    assert repeated["reasons"] == [
+        f"near_duplicate: content-word cosine 1.00 with {kept}: {repeat!r}"
+    ]
+    assert (repeated["doc_id"], repeated["question_index"]) == (second.doc_id, 0)
+    assert dict(result.stats.rejected) == {"near_duplicate": 1, "not_a_question": 1}
+
+
+def test_repeated_questions_name_the_kept_question_they_repeat():
+    questions = [
+        "How often are volumes copied to tape?",
+        "How often are the volumes copied to tape?",
+        "Who approves a restore?",
+    ]
+    repeated = repeated_questions(questions, ["q0", "q1", "q2"], 0.9)
+    assert list(repeated) == [1]
+    code, detail = repeated[1]
+    assert code == "near_duplicate" and f"with q0: {questions[0]!r}" in detail
 
 
 def test_resamples_ask_the_same_prompt_before_a_correction(tmp_path, server):
@@ -334,3 +388,32 @@ def test_nothing_to_ask_sends_no_request_and_needs_no_key(tmp_path, monkeypatch)
         with pytest.raises(GoldensetError, match="ANTHROPIC_API_KEY"):
             run_generation(DOCUMENTS, params, provider=keyless(params), progress=False)
         assert server.received == 0
+
+
+def generation_imports() -> dict[str, set[str]]:
+    """Module -> the generation modules it imports, at the top or inside a function."""
+    folder = Path(goldenset.generation.__file__).parent
+    graph = {}
+    for path in folder.glob("*.py"):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+        prefix = "goldenset.generation."
+        graph[path.stem] = {name.removeprefix(prefix) for name in imported if prefix in name}
+    return graph
+
+
+def test_generation_modules_import_each_other_without_a_circle():
+    graph = generation_imports()
+    assert graph["runner"] >= {"session", "batches", "summary"}  # the graph is read
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for name in graph.get(start, ()):
+            if name == goal or (name not in seen and reaches(name, goal, seen | {name})):
+                return True
+        return False
+
+    assert [name for name in sorted(graph) if reaches(name, name, set())] == []

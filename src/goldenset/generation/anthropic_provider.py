@@ -70,15 +70,26 @@ class AnthropicProvider(LazyClient):
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
         client = self.client()
         try:
-            response = client.messages.create(
-                model=self.model, max_tokens=self.max_tokens, system=system, messages=messages
-            )
+            response = client.messages.create(**self.request(system, messages))
         except self._sdk.APIError as error:
             raise translate(self._sdk, error, self._context) from None
-        text = "".join(block.text for block in response.content if block.type == "text")
-        return Completion(
-            text=text,
-            input_tokens=response.usage.input_tokens,
-            output_tokens=response.usage.output_tokens,
-            truncated=response.stop_reason == "max_tokens",
-        )
+        return completion_of(response)
+
+    def request(self, system: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The Messages API request, sent at once or as one request of a batch."""
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": system,
+            "messages": messages,
+        }
+
+
+def completion_of(message: Any) -> Completion:
+    """A Messages API reply (a synchronous response, or a batch request's result) as an answer."""
+    return Completion(
+        text="".join(block.text for block in message.content if block.type == "text"),
+        input_tokens=message.usage.input_tokens,
+        output_tokens=message.usage.output_tokens,
+        truncated=message.stop_reason == "max_tokens",
+    )

@@ -28,10 +28,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from goldenset.errors import GoldensetError
-from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, cost_usd, estimate_tokens
-from goldenset.generation.providers import Completion
-from goldenset.generation.runner import _Session
-from goldenset.params import Price
+from goldenset.generation.anthropic_provider import completion_of
+from goldenset.generation.interface import Completion
+from goldenset.generation.passages import Passage
+from goldenset.generation.session import Session
 from goldenset.tables import write_atomically
 
 log = logging.getLogger("goldenset")
@@ -39,7 +39,6 @@ log = logging.getLogger("goldenset")
 # the Message Batches API's limits per batch
 MAX_BATCH_REQUESTS = 100_000
 MAX_BATCH_BYTES = 256 * 1_000_000
-BATCH_PRICE_FACTOR = 0.5  # batch requests cost half the synchronous price
 PENDING_FILE = "batches-pending.json"  # beside the answers; gone once every batch is read
 # error types worth sending again; any other (an invalid request) would fail the same way
 RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
@@ -48,38 +47,12 @@ RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeou
 CLOCK_SKEW = timedelta(minutes=10)
 
 
-def batch_price(price: Price | None) -> Price | None:
-    if price is None:
-        return None
-    return Price(input=price.input * BATCH_PRICE_FACTOR, output=price.output * BATCH_PRICE_FACTOR)
-
-
-def run_batches(session: _Session, passages: list, progress: bool) -> None:
-    """Fill the cache through batches; then the synchronous walk (with session.stop set, so it
-    asks nothing) builds the golden set from the cache, rejecting what the API gave up on."""
+def run_batches(session: Session, passages: list[Passage], progress: bool) -> None:
+    """Fill the cache through batches, and session.failed with what the API gave up on; then a
+    walk that asks nothing (session.ask_nothing: a miss waits for a later run) builds the golden
+    set from the cache."""
     runner = BatchRunner(session, passages, session.params.batch_poll_s, progress)
     session.failed = runner.run()
-    session.stop.set()
-
-
-class _Collector(_Session):
-    """The synchronous walk, except that a cache miss is noted for the next batch, not asked."""
-
-    def __init__(self, session: _Session, failed: dict[str, tuple[str, str]]) -> None:
-        super().__init__(
-            session.params,
-            session.provider,
-            session.cache,
-            session.budget,
-            session.sources,
-            session.example_queries,
-        )
-        self.failed = failed
-        self.needed: dict[str, list[dict[str, str]]] = {}
-
-    def request(self, key: str, messages: list[dict[str, str]], attempt: int) -> None:
-        self.needed[key] = messages
-        return None
 
 
 def split_requests(requests: list[dict]) -> list[list[dict]]:
@@ -100,9 +73,11 @@ def split_requests(requests: list[dict]) -> list[list[dict]]:
 
 
 class BatchRunner:
-    """The rounds of one run. `session` is the runner's _Session (provider, cache, budget)."""
+    """The rounds of one run, through the run's session (provider, cache, budget)."""
 
-    def __init__(self, session: _Session, passages: list, poll_s: float, progress: bool) -> None:
+    def __init__(
+        self, session: Session, passages: list[Passage], poll_s: float, progress: bool
+    ) -> None:
         provider = session.provider
         if provider.name != "anthropic":
             raise GoldensetError(
@@ -114,7 +89,7 @@ class BatchRunner:
         self.poll_s = poll_s
         self.progress = progress
         self.pending_path = Path(session.params.cache_dir) / PENDING_FILE
-        self.failed: dict[str, tuple[str, str]] = {}  # key -> (reason code, detail)
+        self.failed = session.failed  # key -> (reason code, detail)
         self.tries: dict[str, int] = {}
         self.reserved: dict[str, float] = {}
 
@@ -169,32 +144,29 @@ class BatchRunner:
         self._write_pending(self._read_pending())
 
     def _needed(self) -> dict[str, list[dict[str, str]]]:
-        """The first uncached request of every passage, found by the synchronous walk."""
-        collector = _Collector(self.session, self.failed)
+        """The first uncached request of every passage, found by the run's own walk, with each
+        cache miss recorded for the next batch instead of asked."""
+        needed: dict[str, list[dict[str, str]]] = {}
+
+        def record(key: str, messages: list[dict[str, str]], attempt: int) -> Completion | None:
+            needed[key] = messages
+            return None
+
         for passage in self.passages:
-            collector.ask_passage(passage)
-        return collector.needed
+            self.session.ask_passage(passage, record)
+        return needed
 
     def _reserve(self, needed: dict[str, list[dict[str, str]]]) -> list[dict]:
-        provider, budget = self.session.provider, self.session.budget
-        limit = budget.limit_usd
+        """The batch requests that fit in generate.max_usd, each reserved until its result is
+        read (the same reservation as a synchronous request's, without waiting)."""
         requests = []
         for key, messages in needed.items():
-            estimate = estimate_tokens(
-                self.session.system + json.dumps(messages), BUDGET_CHARS_PER_TOKEN
-            )
-            worst = cost_usd(budget.price, estimate, provider.max_tokens)
-            held = sum(self.reserved.values())
-            if limit is not None and budget.snapshot().usd + held + worst > limit:
+            reservation = self.session.reserve(messages, wait=False)
+            if reservation is None:
                 log.warning("generate: generate.max_usd reached; the rest waits for a later run")
                 break
-            self.reserved[key] = budget.reserve(estimate, provider.max_tokens) or 0.0
-            params = {
-                "model": provider.model,
-                "max_tokens": provider.max_tokens,
-                "system": self.session.system,
-                "messages": messages,
-            }
+            self.reserved[key] = reservation
+            params = self.session.provider.request(self.session.system, messages)
             requests.append({"custom_id": key, "params": params})
         return requests
 
@@ -240,12 +212,7 @@ class BatchRunner:
             reservation = self.reserved.pop(key, None)
             if result.type == "succeeded":
                 message = result.message
-                completion = Completion(
-                    text="".join(b.text for b in message.content if b.type == "text"),
-                    input_tokens=message.usage.input_tokens,
-                    output_tokens=message.usage.output_tokens,
-                    truncated=message.stop_reason == "max_tokens",
-                )
+                completion = completion_of(message)
                 # half price: the budget's price is the batch price
                 if reservation is None:  # submitted by a run that was killed: not reserved
                     budget.charge(completion.input_tokens, completion.output_tokens)

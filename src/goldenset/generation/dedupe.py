@@ -50,3 +50,15 @@ def near_duplicates(questions: Sequence[str], threshold: float) -> dict[int, tup
                     continue
             kept.append(i)
     return dropped
+
+
+def repeated_questions(
+    questions: Sequence[str], qids: Sequence[str], threshold: float
+) -> dict[int, tuple[str, str]]:
+    """The questions to drop, index -> the reject reason (code, detail) naming the kept question
+    each one repeats."""
+    reasons = {}
+    for i, (j, cosine) in near_duplicates(questions, threshold).items():
+        detail = f"content-word cosine {cosine:.2f} with {qids[j]}: {questions[j]!r}"
+        reasons[i] = ("near_duplicate", detail)
+    return reasons

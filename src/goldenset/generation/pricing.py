@@ -9,7 +9,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from goldenset.params import Price
+from goldenset.errors import GoldensetError
+from goldenset.generation.interface import Provider, is_paid
+from goldenset.params import GenerateParams, Price
 
 DEFAULT_PRICES: dict[str, Price] = {
     "claude-haiku-4-5": Price(input=1.0, output=5.0),
@@ -26,6 +28,7 @@ DEFAULT_PRICES: dict[str, Price] = {
     "gpt-4.1": Price(input=2.0, output=8.0),
 }
 
+BATCH_PRICE_FACTOR = 0.5  # Message Batches requests cost half the synchronous price
 CHARS_PER_TOKEN = 4.0  # typical for English text with these tokenizers
 BUDGET_CHARS_PER_TOKEN = 3.0  # pessimistic, for the budget guard
 TYPICAL_ANSWER_TOKENS = 120  # a question plus one or two sentences of evidence, as JSON
@@ -43,6 +46,21 @@ def price_for(
         if prefixes:
             return table[max(prefixes, key=len)]
     return None
+
+
+def run_price(provider: Provider, params: GenerateParams) -> Price | None:
+    """The price a run pays per token (generate.batch: the batch price); None: not tracked."""
+    # a free backend (in-process model, local server) is priced only when generate.prices says so
+    price = price_for(provider.model, params.prices, list_prices=is_paid(provider))
+    if price is None and is_paid(provider) and params.max_usd is not None:
+        raise GoldensetError(
+            f"no price known for model {provider.model!r}, so generate.max_usd cannot be "
+            f"enforced: add generate.prices.{provider.model} with input/output USD per million "
+            "tokens, or set generate.max_usd to null"
+        )
+    if price is None or not params.batch:
+        return price
+    return Price(input=price.input * BATCH_PRICE_FACTOR, output=price.output * BATCH_PRICE_FACTOR)
 
 
 def cost_usd(price: Price | None, input_tokens: int, output_tokens: int) -> float:
@@ -79,14 +97,18 @@ class Budget:
         # could free room): generate.max_usd is below the cost of one request
         self.refused_alone: float | None = None
 
-    def reserve(self, input_tokens: int, max_output_tokens: int) -> float | None:
-        """Book the worst-case cost of one request; None when it would pass the limit."""
+    def reserve(
+        self, input_tokens: int, max_output_tokens: int, *, wait: bool = True
+    ) -> float | None:
+        """Book the worst-case cost of one request; None when it would pass the limit.
+
+        wait=False: None at once where it would wait for requests in flight to settle."""
         worst = cost_usd(self.price, input_tokens, max_output_tokens)
         with self._changed:
             while self.limit_usd is not None:
                 if self.spent.usd + self._reserved + worst <= self.limit_usd:
                     break
-                if not self._in_flight:
+                if not wait or not self._in_flight:
                     if worst > self.limit_usd:
                         self.refused_alone = max(worst, self.refused_alone or 0.0)
                     return None

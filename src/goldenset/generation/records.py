@@ -1,12 +1,18 @@
-"""Rows of data/goldenset.jsonl and data/goldenset.rejects.jsonl, and the question ids in them."""
+"""Rows of data/goldenset.jsonl and data/goldenset.rejects.jsonl, the question ids in them, and
+how a run's outcomes become those rows."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from typing import NamedTuple
 
+from goldenset.generation.dedupe import repeated_questions
 from goldenset.generation.passages import Passage
+from goldenset.generation.prompt import PROMPT_SHA
+from goldenset.generation.session import Outcome, Session
+from goldenset.generation.summary import GenerationStats
 from goldenset.generation.validation import Answer
 
 QID_PREFIX = "gs-"
@@ -86,3 +92,78 @@ def reject_row(
         "model": model,
         "prompt_sha": prompt_sha,
     }
+
+
+class _Kept(NamedTuple):
+    """A question that passed validation, before near-duplicates are dropped."""
+
+    passage: Passage
+    question_index: int
+    answer: Answer
+    qid: str
+
+
+def collect(
+    session: Session,
+    passages: list[Passage],
+    outcomes: list[list[Outcome]],
+    stats: GenerationStats,
+    documents: Sequence[tuple[str, str]],
+) -> tuple[list[dict], list[dict]]:
+    """Rows and reject rows in document order, and the counts of what became of each question.
+
+    A question that repeats an earlier one (generate.duplicate_cosine) is dropped as a reject."""
+    provider = session.provider
+    labels = {"provider": provider.name, "model": provider.model, "prompt_sha": PROMPT_SHA}
+    position = {doc_id: i for i, (doc_id, _) in enumerate(documents)}
+    taken = set(position)
+    order = sorted(
+        range(len(passages)), key=lambda i: (position[passages[i].doc_id], passages[i].start)
+    )
+    kept: list[_Kept] = []
+    rejects: list[dict] = []
+    for i in order:
+        passage = passages[i]
+        for question_index, outcome in enumerate(outcomes[i]):
+            stats.cache_hits += outcome.cache_hits
+            stats.invalid_answers.update(code for code, _ in outcome.reasons)
+            if outcome.answer is not None:
+                qid = make_qid(
+                    passage,
+                    question_index,
+                    outcome.answer.question,
+                    prompt_sha=PROMPT_SHA,
+                    identity=session.identity,
+                    taken=taken,
+                )
+                taken.add(qid)
+                kept.append(_Kept(passage, question_index, outcome.answer, qid))
+            elif outcome.not_asked:
+                stats.not_asked += 1
+            else:
+                stats.rejected[outcome.reasons[-1][0]] += 1
+                rejects.append(
+                    reject_row(passage, question_index, outcome.reasons, outcome.answers, **labels)
+                )
+    repeated = _repeated(kept, session.params.duplicate_cosine)
+    for i, reason in repeated.items():
+        passage, question_index, answer, _ = kept[i]
+        rejects.append(reject_row(passage, question_index, [reason], [answer.question], **labels))
+    stats.near_duplicates = len(repeated)
+    if repeated:
+        stats.rejected["near_duplicate"] += len(repeated)
+    rows = [
+        question_row(k.qid, k.passage, k.answer, **labels)
+        for i, k in enumerate(kept)
+        if i not in repeated
+    ]
+    stats.questions_written = len(rows)
+    return rows, rejects
+
+
+def _repeated(kept: list[_Kept], threshold: float | None) -> dict[int, tuple[str, str]]:
+    """generate.duplicate_cosine: the kept questions to drop, with their reject reasons."""
+    if threshold is None:
+        return {}
+    questions = [k.answer.question for k in kept]
+    return repeated_questions(questions, [k.qid for k in kept], threshold)

@@ -1,10 +1,108 @@
-"""The lines the generate stage prints when it is done."""
+"""What a generation run counts, and the lines it logs: the estimate before it pays anything,
+the summary when it is done, and the error of a run stopped by generate.max_usd."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from goldenset.generation.runner import GenerationStats
+from goldenset.generation.interface import is_paid
+from goldenset.generation.passages import Passage
+from goldenset.generation.pricing import (
+    TYPICAL_ANSWER_TOKENS,
+    Budget,
+    cost_usd,
+    estimate_tokens,
+)
+from goldenset.generation.prompt import build_messages, mark_target
+from goldenset.generation.session import Session, request_text
+from goldenset.params import Price
+
+log = logging.getLogger("goldenset")
+
+
+@dataclass
+class GenerationStats:
+    passages: int = 0
+    questions_planned: int = 0
+    questions_written: int = 0
+    rejected: Counter = field(default_factory=Counter)  # final reason of each rejected question
+    invalid_answers: Counter = field(default_factory=Counter)  # every invalid answer, by reason
+    not_asked: int = 0  # left for a later run: budget reached
+    cache_hits: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    price_known: bool = False
+    stopped_by_budget: bool = False
+    budget_below_one_request: float | None = None  # USD a request may cost, above generate.max_usd
+    near_duplicates: int = 0  # dropped after generation (generate.duplicate_cosine)
+    wall_s: float = 0.0
+
+    def count_spending(self, budget: Budget) -> None:
+        """What the run paid for, and whether generate.max_usd stopped it."""
+        spent = budget.snapshot()
+        self.requests = spent.requests
+        self.input_tokens = spent.input_tokens
+        self.output_tokens = spent.output_tokens
+        self.cost_usd = spent.usd
+        self.stopped_by_budget = self.not_asked > 0
+        self.budget_below_one_request = budget.refused_alone
+
+    def record(self) -> dict:
+        """What the golden set rests on, the same on a re-run from the cache (no spend, no time).
+
+        answers: every LLM answer the run used, cached or new; yield = questions / answers."""
+        answers = self.cache_hits + self.requests
+        return {
+            "questions_planned": self.questions_planned,
+            "questions": self.questions_written,
+            "answers": answers,
+            "yield": round(self.questions_written / answers, 4) if answers else None,
+            "rejects": dict(sorted(self.rejected.items())),
+            "invalid_answers": dict(sorted(self.invalid_answers.items())),
+            "not_asked": self.not_asked,
+        }
+
+
+def announce(session: Session, passages: Sequence[Passage], price: Price | None) -> None:
+    """Before paying anything: what is cached, and about how many tokens and dollars the rest
+    costs."""
+    input_tokens = questions = 0
+    for passage in passages:
+        messages = build_messages(mark_target(passage.text, *passage.targets[0]))
+        if not session.cache.contains(session.key(messages, 0, 0)):
+            questions += passage.questions
+            input_tokens += (
+                estimate_tokens(request_text(session.system, messages)) * passage.questions
+            )
+    log.info(
+        "generate: %d questions over %d passages, %d not in the cache yet (%s %s)",
+        sum(p.questions for p in passages),
+        len(passages),
+        questions,
+        session.provider.name,
+        session.provider.model,
+    )
+    if not questions or (price is None and not is_paid(session.provider)):
+        return  # free and unpriced (an in-process model, a local server): nothing to estimate
+    output_tokens = questions * TYPICAL_ANSWER_TOKENS
+    limit = session.params.max_usd
+    cost = (
+        f"about ${cost_usd(price, input_tokens, output_tokens):.4f} "
+        f"(generate.max_usd: {'none' if limit is None else f'${limit:g}'})"
+        if price
+        else "cost unknown (no price: set generate.prices to track it)"
+    )
+    log.info(
+        "generate: estimated ~%d input + ~%d output tokens before retries, %s",
+        input_tokens,
+        output_tokens,
+        cost,
+    )
 
 
 def _reasons(counts: Counter) -> str:

@@ -14,14 +14,11 @@ from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
 from goldenset.params import Params
+from goldenset.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.stage import run_stage
-from goldenset.tables import write_atomically
+from goldenset.tables import write_json, write_jsonl
 
 log = logging.getLogger("goldenset")
-DOCUMENTS = Path("data/documents.parquet")
-GOLDENSET = Path("data/goldenset.jsonl")
-REJECTS = Path("data/goldenset.rejects.jsonl")
-STATS = Path("data/generate_stats.json")
 EXAMPLES_DIR = "examples"  # a dependency of generate in dvc.yaml
 
 
@@ -71,11 +68,6 @@ def read_example_queries(value: str | list[str] | None) -> list[str]:
     return texts
 
 
-def write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-
-
 def main(params: Params) -> None:
     # one line per HTTP request (and per SDK retry) would bury the progress bar and the summary
     for noisy in ("httpx", "httpx2", "anthropic", "openai"):
@@ -99,7 +91,7 @@ def main(params: Params) -> None:
         raise GoldensetError(stopped)
     write_jsonl(GOLDENSET, result.rows)
     write_jsonl(REJECTS, result.rejects)
-    write_atomically(STATS, json.dumps(result.stats.record(), indent=2) + "\n")
+    write_json(GENERATE_STATS, result.stats.record())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,168 @@
+"""One run's questions, asked passage by passage through the answer cache.
+
+A `Session` holds what every request shares (provider, cache, budget, prompt, the documents a
+question must not echo) and walks a passage's questions and retries in order, each answered from
+the cache when it can be. What happens on a cache miss is the caller's choice, a `MissHandler`:
+`Session.ask_now` asks the LLM at once (the synchronous path), the Message Batches path records
+the request for its next batch (generation/batches.py), and `ask_nothing` leaves it for a later
+run. So both paths walk the same questions with the same validation, and ask for the same answers.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from goldenset.echo import WindowIndex
+from goldenset.generation.cache import AnswerCache, answer_key
+from goldenset.generation.interface import Completion, Provider
+from goldenset.generation.passages import Passage
+from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, Budget, estimate_tokens
+from goldenset.generation.prompt import PROMPT_SHA, build_messages, mark_target, system_prompt
+from goldenset.generation.validation import Answer, InvalidAnswer, Specificity, validate_question
+from goldenset.params import GenerateParams
+
+# (cache key, messages, attempt) -> the answer, or None when it is not asked in this walk
+MissHandler = Callable[[str, list[dict[str, str]], int], Completion | None]
+
+
+def ask_nothing(key: str, messages: list[dict[str, str]], attempt: int) -> None:
+    """A miss left for a later run (after the batches: what they did not answer)."""
+    return None
+
+
+@dataclass
+class Outcome:
+    """What became of one question of one passage."""
+
+    answer: Answer | None = None
+    reasons: list[tuple[str, str]] = field(default_factory=list)  # (code, detail) per rejection
+    answers: list[str] = field(default_factory=list)  # the rejected answers' texts
+    not_asked: bool = False
+    cache_hits: int = 0
+
+
+def request_text(system: str, messages: list[dict[str, str]]) -> str:
+    """The text of a request, as the token estimates count it."""
+    return system + json.dumps(messages, ensure_ascii=False)
+
+
+class Session:
+    """Shared state of one run: provider, cache, budget, and the flag that stops new requests."""
+
+    def __init__(
+        self,
+        params: GenerateParams,
+        provider: Provider,
+        cache: AnswerCache,
+        budget: Budget,
+        sources: Mapping[str, WindowIndex],
+        example_queries: Sequence[str] = (),
+        specificity: Specificity | None = None,
+    ) -> None:
+        self.params = params
+        self.system = system_prompt(example_queries)
+        self.example_queries = list(example_queries)
+        self.sources = sources  # doc_id -> the document a question must not echo
+        self.specificity = specificity
+        self.provider = provider
+        self.identity = provider.identity()
+        self.cache = cache
+        self.budget = budget
+        self.stop = threading.Event()
+        self.failed: dict[str, tuple[str, str]] = {}  # batch requests the API gave up on
+
+    def key(self, messages: list[dict[str, str]], question_index: int, attempt: int) -> str:
+        return answer_key(
+            self.identity,
+            PROMPT_SHA,
+            self.system,
+            messages,
+            question_index=question_index,
+            attempt=attempt,
+        )
+
+    def ask_passage(self, passage: Passage, on_miss: MissHandler) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        asked: list[str] = []
+        for question_index in range(passage.questions):
+            if outcomes and outcomes[-1].not_asked:
+                # a later question's prompt lists the earlier ones: asking it now would pay for
+                # an answer that the complete run, with a different prompt, never uses
+                outcomes.append(Outcome(not_asked=True))
+                continue
+            outcome = self.ask_question(passage, question_index, asked, on_miss)
+            if outcome.answer is not None:
+                asked.append(outcome.answer.question)
+            outcomes.append(outcome)
+        return outcomes
+
+    def ask_question(
+        self, passage: Passage, question_index: int, asked: list[str], on_miss: MissHandler
+    ) -> Outcome:
+        outcome = Outcome()
+        corrections: list[tuple[str, str]] = []
+        target = passage.targets[question_index]
+        marked = mark_target(passage.text, *target)
+        resamples = self.params.resamples
+        for attempt in range(self.params.max_attempts):
+            # the first tries ask the same prompt (sampled anew); later ones name what was wrong
+            shown = corrections[resamples:] if attempt > resamples else []
+            messages = build_messages(marked, asked, shown)
+            key = self.key(messages, question_index, attempt)
+            completion = self.cache.get(key)
+            if completion is not None:
+                outcome.cache_hits += 1
+            elif key in self.failed:  # generate.batch: rejected with the API's reason
+                outcome.reasons.append(self.failed[key])
+                return outcome
+            else:
+                completion = on_miss(key, messages, attempt)
+                if completion is None:
+                    outcome.not_asked = True
+                    return outcome
+            try:
+                question = validate_question(
+                    completion.text,
+                    passage.text,
+                    truncated=completion.truncated,
+                    asked=asked,
+                    source=self.sources[passage.doc_id],
+                    max_echo=self.params.max_echo,
+                    example_queries=self.example_queries,
+                    evidence=passage.text[target[0] : target[1]],
+                    specificity=self.specificity,
+                )
+                outcome.answer = Answer(question, *target)
+                return outcome
+            except InvalidAnswer as invalid:
+                outcome.reasons.append((invalid.code, invalid.detail))
+                outcome.answers.append(completion.text)
+                corrections.append((completion.text, invalid.detail))
+        return outcome
+
+    def reserve(self, messages: list[dict[str, str]], *, wait: bool = True) -> float | None:
+        """Book the worst-case cost of one request within generate.max_usd; None when it does
+        not fit. wait: block while requests in flight may free room (never for a batch, whose
+        reservations are all held until its results are read)."""
+        estimate = estimate_tokens(request_text(self.system, messages), BUDGET_CHARS_PER_TOKEN)
+        return self.budget.reserve(estimate, self.params.max_tokens, wait=wait)
+
+    def ask_now(self, key: str, messages: list[dict[str, str]], attempt: int) -> Completion | None:
+        """Ask the LLM and cache the answer at once; None when the run must not spend more."""
+        if self.stop.is_set():
+            return None
+        reservation = self.reserve(messages)
+        if reservation is None:
+            self.stop.set()
+            return None
+        try:
+            completion = self.provider.complete(self.system, messages, attempt=attempt)
+        except BaseException:
+            self.budget.release(reservation)
+            raise
+        self.budget.settle(reservation, completion.input_tokens, completion.output_tokens)
+        self.cache.put(key, completion, provider=self.provider.name, model=self.provider.model)
+        return completion
