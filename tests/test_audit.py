@@ -186,23 +186,6 @@ def test_random_sample_is_the_seeded_sample_of_the_questions_in_order():
     assert picks[3] != picks[4]
 
 
-def test_dropped_near_duplicates_become_rejects_that_name_the_kept_question():
-    from goldenset.generation.runner import drop_near_duplicates
-
-    base = {"doc_id": "d1", "passage_start": 0, "passage_end": 80, "evidence": EVIDENCE["d1"]}
-    labels = {"provider": "openai", "model": "m", "prompt_sha": "p"}
-    rows = [
-        {**base, **labels, "qid": "q0", "question": "How often are volumes copied to tape?"},
-        {**base, **labels, "qid": "q1", "question": "How often are the volumes copied to tape?"},
-        {**base, **labels, "qid": "q2", "question": "Who approves a restore?"},
-    ]
-    kept, rejects = drop_near_duplicates(rows, 0.9)
-    assert [row["qid"] for row in kept] == ["q0", "q2"]
-    (reject,) = rejects
-    assert reject["reason"] == "near_duplicate" and reject["question"] == rows[1]["question"]
-    assert "with q0" in reject["reasons"][0]
-
-
 FILLER = " ".join(
     f"Section {i}. The quarterly report lists revenue, costs, staff, offices and suppliers."
     for i in range(2000)

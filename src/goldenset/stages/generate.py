@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from goldenset.generation.summary import budget_stop, summary_lines
 from goldenset.params import Params
 from goldenset.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.stage import run_stage
-from goldenset.tables import write_json, write_jsonl
+from goldenset.tables import read_jsonl, write_json, write_jsonl
 
 log = logging.getLogger("goldenset")
 EXAMPLES_DIR = "examples"  # a dependency of generate in dvc.yaml
@@ -54,18 +53,14 @@ def read_example_queries(value: str | list[str] | None) -> list[str]:
             f"generate.example_queries: {path} is not a file (give a BEIR queries.jsonl, "
             "a list of query texts, or null)"
         )
-    texts = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            texts.append(str(json.loads(line)["text"]))
-        except (ValueError, KeyError, TypeError):
-            raise GoldensetError(
-                f"generate.example_queries: {path} line {number} is not a JSON object with "
-                '"text": give a BEIR queries.jsonl'
-            ) from None
-    return texts
+    return read_jsonl(
+        path,
+        lambda query, _: str(query["text"]),
+        lambda number: (
+            f"generate.example_queries: {path} line {number} is not a JSON object "
+            'with "text": give a BEIR queries.jsonl'
+        ),
+    )
 
 
 def main(params: Params) -> None:
