@@ -235,7 +235,7 @@ MEASURES: dict[str, Measure] = {
             "mrr",
             None,
             RANKING_VIEWS,
-            "1 / rank of the first relevant item within score.depth; 0 when none",
+            "1 / rank of the first relevant item within `score.depth`; 0 when none",
             "recip_rank",
             compute=f"{METRICS}:mrr_measure",
         ),
