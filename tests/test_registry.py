@@ -96,7 +96,7 @@ def test_the_plot_declaration_draws_every_retriever_from_the_rows():
     """dvc.yaml's plot reads columns the rows hold, and its template colours by the rows'
     retriever field: no list of registered names to keep in step."""
     plot = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["score"]["plots"][0]
-    (path, spec), = plot.items()
+    ((path, spec),) = plot.items()
     metrics = {"synthetic": {name: {"recall@1": 0.5} for name in REGISTRY}}
     rows = recall_plot_rows(metrics, [1])
     assert {row["retriever"] for row in rows} == set(REGISTRY)

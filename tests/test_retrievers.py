@@ -11,8 +11,8 @@ from scipy.sparse import csr_array
 
 from goldenset.errors import GoldensetError
 from goldenset.params import RetrieversParams, parse_params
-from goldenset.retrieval import TopK
 from goldenset.registry import ANNParams, build_retrievers
+from goldenset.retrieval import TopK
 from goldenset.retrievers import (
     Corpus,
     Dense,

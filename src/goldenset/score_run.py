@@ -99,17 +99,20 @@ def score_configuration(params: Params) -> ScoreOutputs:
     report = NO_GOLDEN_QUESTION
     for prepared in query_sets(params, chunks):
         query_set = prepared.query_set
-        values, rows, ranked, queries = _score_set(prepared, search, sp, chance)
-        metrics[query_set.name] = values
-        results.extend(rows)
-        for retriever, found in ranked.items():
+        scored = _score_set(prepared, search, sp)
+        chance[query_set.name] = scored.chance
+        if scored.metrics:
+            metrics[query_set.name] = scored.metrics
+        results.extend(scored.rows)
+        for retriever, found in scored.ranked.items():
             exports[paths.EXPORT / "runs" / f"{query_set.name}.{retriever}.trec"] = trec_run(
                 query_set.qids, query_set.item_ids, found, retriever
             )
         if query_set.name == "synthetic":
-            exports.update(golden_exports(queries, chunks))
+            exports.update(golden_exports(scored.queries, chunks))
             text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
-            report = _worst_misses(sp, query_set, ranked, [text_of[i] for i in query_set.item_ids])
+            texts = [text_of[item] for item in query_set.item_ids]
+            report = _worst_misses(sp, query_set, scored.ranked, texts)
     if not results:
         raise GoldensetError("retrievers: no enabled retriever ranked any query set")
     frame = pd.concat(results, ignore_index=True)
@@ -139,10 +142,18 @@ def write_score_outputs(outputs: ScoreOutputs) -> None:
     write_json(paths.RECALL_PLOT, outputs.recall_plot)
 
 
-def _score_set(
-    prepared: Prepared, search: _Searches, sp: ScoreParams, chance: dict
-) -> tuple[dict[str, dict[str, float]], list[pd.DataFrame], dict[str, TopK], Queries]:
-    """One query set: each retriever's metrics and result rows, its ranked lists, its queries."""
+@dataclass(frozen=True)
+class ScoredSet:
+    """One query set scored: what each retriever ranked, and its metrics and result rows."""
+
+    queries: Queries
+    ranked: dict[str, TopK]
+    metrics: dict[str, dict[str, float]]  # retriever -> metric -> mean
+    rows: list[pd.DataFrame]  # each retriever's rows of results.parquet
+    chance: dict[str, float]  # each metric's chance level (chance_means)
+
+
+def _score_set(prepared: Prepared, search: _Searches, sp: ScoreParams) -> ScoredSet:
     query_set = prepared.query_set
     ks, depth = sp.ks, max(sp.depth, max(sp.ks))
     vectors = read_vectors(paths.EMBEDDINGS, query_set.name, query_set.qids)  # named as the set
@@ -152,23 +163,24 @@ def _score_set(
     by_chunk = {name: found.indices for name, found in ranked.items()}
     if prepared.chunk_items is not None:  # documents ranked: rank chunks for the contexts
         by_chunk = search.chunk_rankings(prepared, vectors, depth)
-    chance[query_set.name] = chance_means(
-        query_set, prepared.views, ks, depth, sp.chance_rankings, sp.chance_seed
-    )
-    _flag_chance(query_set, chance[query_set.name], sp)
-    values, rows = {}, []
+    chance = chance_means(query_set, prepared.views, ks, depth, sp.chance_rankings, sp.chance_seed)
+    _flag_chance(query_set, chance, sp)
+    metrics, rows = {}, []
     for retriever, found in ranked.items():
         views = prepared.views if retriever in by_chunk else None
-        values[retriever], frame = score_ranked(
+        values, frame = score_ranked(
             query_set, retriever, found, ks, sp.headline, views, by_chunk.get(retriever)
         )
         extra = REGISTRY[retriever].extra()
+        own = {}
         if extra is not None:
-            context = RankingContext(queries, searched, ranked, depth, search.device)
-            values[retriever].update(extra(found, context, ks))
+            own = extra(found, RankingContext(queries, searched, ranked, depth, search.device), ks)
+            values.update(own)
+        metrics[retriever] = values
         rows.append(frame)
-        log.info("%s/%s: %s", query_set.name, retriever, _headline(values[retriever], sp.headline))
-    return values, rows, ranked, queries
+        shown = [*sp.headline, *(name for name in own if name.endswith(f"@{max(ks)}"))]
+        log.info("%s/%s: %s", query_set.name, retriever, _headline(values, shown))
+    return ScoredSet(queries, ranked, metrics, rows, chance)
 
 
 class _Searches:
@@ -347,6 +359,6 @@ def _worst_misses(
     )
 
 
-def _headline(values: dict[str, float], headline: list[str]) -> str:
-    shown = [*headline, "recall_loss@10", "n_queries"]
+def _headline(values: dict[str, float], names: list[str]) -> str:
+    shown = [*names, "n_queries"]
     return ", ".join(f"{name} {values[name]:.4g}" for name in shown if name in values)
