@@ -20,6 +20,7 @@ from goldenset.registry import (
     ranking_order,
 )
 from goldenset.scoring import recall_plot_rows
+from goldenset.views import CONTEXT_METRICS
 from tests.conftest import ROOT
 
 
@@ -90,6 +91,12 @@ def test_evaluate_returns_every_ranking_measure_in_declaration_order():
     expected = [f"{m.name}@{k}" for k in (1, 2) for m in declared if m.parameter == "k"]
     expected += [m.name for m in declared if m.parameter is None]
     assert list(per_query)[2:] == expected
+
+
+def test_the_context_view_computes_the_declared_context_measures():
+    declared = tuple(name for name, m in MEASURES.items() if m.views == ("context",))
+    assert declared == CONTEXT_METRICS
+    assert all(MEASURES[name].compute is None for name in declared)  # computed by views.py
 
 
 def test_the_plot_declaration_draws_every_retriever_from_the_rows():
