@@ -8,7 +8,6 @@ from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
-from pydantic.fields import FieldInfo
 
 from goldenset.errors import GoldensetError
 from goldenset.registry import (
@@ -324,17 +323,6 @@ class Params(Section):
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
     calibrate: CalibrateParams | None = None
     compare: CompareParams | None = None
-
-
-def refresh_retrievers() -> None:
-    """Rebuild `retrievers:` after an entry of the registry was added or removed: the section
-    is derived from the registry when this module is imported."""
-    global RetrieversParams
-    RetrieversParams = retrievers_model()
-    Params.model_fields["retrievers"] = FieldInfo(
-        annotation=RetrieversParams, default_factory=RetrieversParams
-    )
-    Params.model_rebuild(force=True)
 
 
 def parse_params(raw: dict) -> Params:

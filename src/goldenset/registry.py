@@ -13,7 +13,9 @@ goldenset.retrievers; this module imports them only when a retriever is built, s
 never loads torch or faiss.
 
 Adding a retriever: write a class with ``rank(queries, depth, earlier)``, then one entry here
-(``REGISTRY["name"] = RetrieverEntry(...)``) and its section in params.yaml.
+(``REGISTRY["name"] = RetrieverEntry(...)``) and its section in params.yaml. goldenset.params
+derives the `retrievers:` sections when it is imported, so an entry added from outside (a
+plugin, a test's toy) is added before that.
 
 Metrics
 -------
