@@ -73,12 +73,14 @@ def test_the_toy_retriever_is_plotted(project):
 def test_goldenset_compare_compares_the_toy_metric_of_the_toy_retriever(project):
     folder, env = project
     process = call(
-        [sys.executable, "-m", "goldenset", "compare", "a", "b", "--format", "markdown"],
+        [sys.executable, "-m", "goldenset", "compare", "a", "b", "--format", "markdown"]
+        + ["--gate", "real.toy.found@10"],
         folder,
         env,
     )
     assert process.returncode in (0, 1), process.stderr
     rows = {tuple(line.split(" | ")[:3]) for line in process.stdout.splitlines() if "|" in line}
     assert ("| real", "toy", "found@10") in rows
+    assert "Holm-corrected over 1 gated metric(s)" in process.stdout
     assert ("| real", "toy", "ndcg@10") in rows
     assert ("| real", "dense", "found@10") in rows

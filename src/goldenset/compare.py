@@ -112,6 +112,8 @@ def compare(paired: pd.DataFrame, metrics: list[str], settings: Settings) -> lis
     rows = []
     for (set_name, retriever), group in paired.groupby(["query_set", "retriever"], sort=False):
         for metric in metrics:
+            if f"{metric}_a" not in paired.columns:  # gated, but not scored: judge() says so
+                continue
             values = group[[f"{metric}_a", f"{metric}_b"]].dropna().to_numpy(dtype=np.float64)
             if not len(values):  # a metric this query set does not have (doc_ on real queries)
                 continue
