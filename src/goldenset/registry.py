@@ -100,7 +100,8 @@ ExtraMetrics = Callable[[Any, Any, Sequence[int]], dict[str, float]]
 class RetrieverEntry:
     params: type[RetrieverSection]  # its section of params.yaml `retrievers:`
     build: Builder | str  # a function, or "module:function"
-    # hybrid may fuse its lists; a retriever that fuses others is not fusable and ranks last
+    # hybrid may fuse its lists; one that fuses others (its params have `fuse`, the names it
+    # fuses) is not fusable, and ranks after them
     fusable: bool = True
     model_free: bool = False  # reads no embedding: calibrate scores it with the first model only
     extra_metrics: ExtraMetrics | str | None = None  # metrics of its own, added to its scores
@@ -132,9 +133,7 @@ REGISTRY: dict[str, RetrieverEntry] = {
 
 def ranking_order() -> list[str]:
     """Registered names, those hybrid can fuse first: a fusing retriever reads their lists."""
-    return [name for name, entry in REGISTRY.items() if entry.fusable] + [
-        name for name, entry in REGISTRY.items() if not entry.fusable
-    ]
+    return fusable() + [name for name, entry in REGISTRY.items() if not entry.fusable]
 
 
 def fusable() -> list[str]:
