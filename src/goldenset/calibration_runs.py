@@ -47,13 +47,13 @@ from goldenset.params import (
     load_params,
 )
 from goldenset.registry import REGISTRY, fused_sections, model_free
-from goldenset.score_run import score_configuration
+from goldenset.score_run import score_configuration, write_score_outputs
 
 KEYS = ["query_set", "retriever", "qid"]
 # stages whose outputs every configuration shares (documents, golden set, query sets)
 UPSTREAM = ["ingest", "generate"]
 RUN = ["chunk", "embed", "score"]
-# run through their stage module; score runs through goldenset.score_run, its files unwritten
+# run through their stage module; score through goldenset.score_run, its rows read in memory
 STAGE_RUN = ["chunk", "embed"]
 
 
@@ -234,7 +234,9 @@ def run_configurations(
                 if first or chunking.strategy == "tokens":  # tokens chunks by the model's tokenizer
                     stages["chunk"].main(run)
                 stages["embed"].main(run)
-                results = score_configuration(run).results
+                scored = score_configuration(run)
+                write_score_outputs(scored)  # what a kept --workdir shows: the stage's files
+                results = scored.results
                 for retriever in reported(settings.retrievers, first):
                     label = "-" if retriever in model_free() else model_label(embed)
                     configuration = Configuration(
