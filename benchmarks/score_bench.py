@@ -13,6 +13,10 @@ the table also shows the increase over the resident set before scoring. Our scor
 before the bare multiply, whose 4 GB result would otherwise own the peak.
 
 Run: PYTHONPATH=src python benchmarks/score_bench.py [--chunks N --questions N --dim N]
+
+With --project DIR it times instead what the score stage runs on that project's pipeline files
+(goldenset.score_run.score_configuration, every enabled retriever on every query set, nothing
+written), the one function the stage and `goldenset calibrate` call.
 """
 
 from __future__ import annotations
@@ -192,6 +196,22 @@ def report(result: dict) -> None:
         print("(peak from ru_maxrss: /proc/self/clear_refs was not writable; it includes setup)")
 
 
+def time_configuration(project: Path) -> None:
+    """The score stage's computation on a project's files, timed: one configuration."""
+    from goldenset.params import load_params
+    from goldenset.score_run import score_configuration
+
+    os.chdir(project)
+    wall, cpu, outputs = timed(score_configuration, load_params())
+    print(
+        f"{project}: scored {len(outputs.results):,} result rows in {wall:.2f} s ({cpu:.2f} s CPU)"
+    )
+    for query_set, retrievers in outputs.scores.items():
+        for retriever, values in retrievers.items():
+            shown = ", ".join(f"{name} {value:.4f}" for name, value in values.items())
+            print(f"  {query_set}.{retriever}: {shown}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -201,7 +221,11 @@ def main() -> None:
     parser.add_argument("--loop-sample", type=int, default=300, help="questions timed in the loop")
     parser.add_argument("--repeat", type=int, default=1, help="rounds; the best of each is shown")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--project", type=Path, help="time the score stage's work on a project")
     args = parser.parse_args()
+    if args.project:
+        time_configuration(args.project)
+        return
     ks = sorted({k for k in (1, 3, 5, 10, args.k) if k <= args.k})
 
     print(

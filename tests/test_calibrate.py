@@ -214,9 +214,9 @@ def test_headline_takes_the_view_metrics_score_accepts():
 
 def test_bm25_runs_with_the_first_model_only_unless_hybrid_fuses_it():
     settings = RetrieversParams()
-    first = enabled_retrievers(settings, ["dense", "bm25"], model_free=True)
-    later = enabled_retrievers(settings, ["dense", "bm25"], model_free=False)
-    fused = enabled_retrievers(settings, ["dense", "bm25", "hybrid"], model_free=False)
+    first = enabled_retrievers(settings, ["dense", "bm25"], with_model_free=True)
+    later = enabled_retrievers(settings, ["dense", "bm25"], with_model_free=False)
+    fused = enabled_retrievers(settings, ["dense", "bm25", "hybrid"], with_model_free=False)
     assert (first.bm25.enabled, first.ann.enabled, first.hybrid.enabled) == (True, False, False)
     assert (later.dense.enabled, later.bm25.enabled) == (True, False)
     assert (fused.bm25.enabled, fused.hybrid.enabled) == (True, True)

@@ -204,6 +204,16 @@ def test_a_gated_metric_the_runs_lack_is_an_error_naming_the_param():
         judge(gate_rows([0.5]), Settings(gate=("synthetic.dense.doc_ndcg@10",)))
 
 
+def test_a_gated_metric_no_run_has_is_the_same_error_not_a_traceback():
+    run = results({"dense": [1, 2, None]})
+    with pytest.raises(GoldensetError, match=r"compare.gate: real.dense.doc_ndcg@10 not"):
+        compare(
+            pair(run, run, LABELS),
+            ["mrr", "doc_ndcg@10"],
+            Settings(gate=("real.dense.doc_ndcg@10",)),
+        )
+
+
 def step_down(p_values: np.ndarray, alpha: float) -> np.ndarray:
     """Holm's procedure as written: reject in order of p while p_(j) < alpha / (m - j)."""
     rejected = np.zeros(p_values.size, dtype=bool)

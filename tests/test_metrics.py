@@ -28,17 +28,27 @@ from goldenset.metrics import (
     reciprocal_rank,
     relevant_counts,
 )
+from goldenset.registry import MEASURES
 from goldenset.retrieval import BM25Scores, top_k
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 
 # Our metric name -> trec_eval's, for a cutoff k (None: no cutoff).
-TREC_NAMES = {
-    "recall@{k}": "recall_{k}",
-    "hit@{k}": "success_{k}",
-    "ndcg@{k}": "ndcg_cut_{k}",
-    "precision@{k}": "P_{k}",
-}
+# every measure declared with a trec_eval reference (recall_k, recip_rank, ...) is checked
+# against it: the declaration's reference is what the README table states
+REFERENCED = [measure for measure in MEASURES.values() if measure.reference]
+
+
+def our_and_trec_names(ks: list[int]) -> list[tuple[str, str]]:
+    """(our metric name, trec_eval's key) for every referenced measure and k."""
+    names = []
+    for measure in REFERENCED:
+        if measure.parameter == "k":
+            stem = measure.reference.removesuffix("_k")
+            names += [(f"{measure.name}@{k}", f"{stem}_{k}") for k in ks]
+        else:
+            names.append((measure.name, measure.reference))
+    return names
 
 
 def qrels_matrix(grades: list[dict[int, float]], n_items: int) -> sparse.csr_array:
@@ -179,7 +189,10 @@ def test_rank_run_rejects_unknown_item():
 
 def trec_eval_scores(qrels: dict, run: dict, ks: list[int]) -> dict[str, dict[str, float]]:
     cut = ",".join(str(k) for k in ks)
-    measures = {f"recall.{cut}", f"success.{cut}", f"ndcg_cut.{cut}", f"P.{cut}", "recip_rank"}
+    measures = {
+        f"{m.reference.removesuffix('_k')}.{cut}" if m.parameter == "k" else m.reference
+        for m in REFERENCED
+    }
     return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
 
 
@@ -201,12 +214,11 @@ def assert_agrees_with_trec_eval(
     trec = trec_eval_scores(qrels, {q: run.get(q, {}) for q in query_ids}, ks)
     for position, row in enumerate(ours["query"]):
         expected = trec[query_ids[row]]
-        for k in ks:
-            for our_name, trec_name in TREC_NAMES.items():
-                assert ours[our_name.format(k=k)][position] == pytest.approx(
-                    expected[trec_name.format(k=k)], abs=1e-9
-                ), (query_ids[row], our_name.format(k=k))
-        assert ours["mrr"][position] == pytest.approx(expected["recip_rank"], abs=1e-9)
+        for our_name, trec_name in our_and_trec_names(ks):
+            assert ours[our_name][position] == pytest.approx(expected[trec_name], abs=1e-9), (
+                query_ids[row],
+                our_name,
+            )
     # trec_eval counts relevance from grade 1, like our "> 0" for integer grades.
     assert set(ours["query"].tolist()) == {
         i for i, q in enumerate(query_ids) if any(g > 0 for g in qrels[q].values())

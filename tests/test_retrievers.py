@@ -10,13 +10,13 @@ import pytest
 from scipy.sparse import csr_array
 
 from goldenset.errors import GoldensetError
-from goldenset.params import ANNParams, RetrieversParams, parse_params
+from goldenset.params import RetrieversParams, parse_params
+from goldenset.registry import ANNParams, build_retrievers
 from goldenset.retrieval import TopK
 from goldenset.retrievers import (
     Corpus,
     Dense,
     Queries,
-    build_retrievers,
     rank_all,
     recall_loss,
     reciprocal_rank_fusion,

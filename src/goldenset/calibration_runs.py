@@ -1,10 +1,11 @@
-"""`goldenset calibrate`: every configuration of the `calibrate` params run through the chunk,
-embed and score stages' own code, in a scratch copy of the project.
+"""`goldenset calibrate`: every configuration of the `calibrate` params run through the chunk
+and embed stages' own code and the score stage's library function (goldenset.score_run), in a
+scratch copy of the project.
 
 The scratch copy links the project's ingest and generate outputs (documents, golden set, query
 sets), and every run reads and fills the project's embedding cache, so a text already embedded
-by `dvc repro` (or an earlier calibration) is never embedded again. The score stage writes
-data/results.parquet, one row per (query set, retriever, question) with the question's value of
+by `dvc repro` (or an earlier calibration) is never embedded again. Scoring gives the rows of
+data/results.parquet, one per (query set, retriever, question) with the question's value of
 each headline metric; those rows are what the views compare.
 """
 
@@ -41,18 +42,19 @@ from goldenset.params import (
     ChunkParams,
     EmbedParams,
     Params,
-    RetrieversParams,
+    RetrieversSection,
     ScoreParams,
     load_params,
 )
+from goldenset.registry import REGISTRY, fused_sections, model_free
+from goldenset.score_run import score_configuration, write_score_outputs
 
 KEYS = ["query_set", "retriever", "qid"]
-RETRIEVERS = ["dense", "bm25", "ann", "external", "hybrid"]
-# retrievers that read no embedding: scored with the first model only
-MODEL_FREE = {"bm25", "external"}
 # stages whose outputs every configuration shares (documents, golden set, query sets)
 UPSTREAM = ["ingest", "generate"]
 RUN = ["chunk", "embed", "score"]
+# run through their stage module; score through goldenset.score_run, its rows read in memory
+STAGE_RUN = ["chunk", "embed"]
 
 
 @dataclass(frozen=True)
@@ -98,20 +100,24 @@ def with_headline(score: ScoreParams, metrics: list[str]) -> tuple[ScoreParams, 
 
 
 def enabled_retrievers(
-    settings: RetrieversParams, wanted: list[str], model_free: bool
-) -> RetrieversParams:
+    settings: RetrieversSection, wanted: list[str], with_model_free: bool
+) -> RetrieversSection:
     """The project's retriever settings with only the wanted ones on (and those hybrid fuses);
     model_free False leaves bm25 and external off unless hybrid needs them."""
-    fused = set(settings.hybrid.fuse) if "hybrid" in wanted else set()
-    on = {name for name in wanted if model_free or name not in MODEL_FREE} | fused
+    fused = {
+        other for name, fuse in fused_sections(settings).items() if name in wanted for other in fuse
+    }
+    on = set(reported(wanted, with_model_free)) | fused
     raw = settings.model_dump()
-    for name in RETRIEVERS:
+    for name in REGISTRY:
         raw[name]["enabled"] = name in on
-    return RetrieversParams.model_validate(raw)
+    return type(settings).model_validate(raw)
 
 
-def reported(wanted: list[str], model_free: bool) -> list[str]:
-    return [name for name in wanted if model_free or name not in MODEL_FREE]
+def reported(wanted: list[str], with_model_free: bool) -> list[str]:
+    """The wanted retrievers scored with this model: those reading no embedding only with the
+    first."""
+    return [name for name in wanted if with_model_free or name not in model_free()]
 
 
 def grid(params: Params) -> tuple[list[ChunkParams], list[EmbedParams]]:
@@ -203,7 +209,7 @@ def run_configurations(
     score, refused = with_headline(params.score, needed)
     columns = [*KEYS, *(metric for metric in dict.fromkeys(needed) if metric not in refused)]
     cache_dir = str((project / params.embed.cache_dir).resolve())
-    stages = {name: load_stage(name) for name in RUN}
+    stages = {name: load_stage(name) for name in STAGE_RUN}
     link_upstream(project, scratch, params.retrievers.external.folder)
     params = anchored(params, project)
     frames, configurations = [], []
@@ -228,10 +234,11 @@ def run_configurations(
                 if first or chunking.strategy == "tokens":  # tokens chunks by the model's tokenizer
                     stages["chunk"].main(run)
                 stages["embed"].main(run)
-                stages["score"].main(run)
-                results = pd.read_parquet("data/results.parquet")
+                scored = score_configuration(run)
+                write_score_outputs(scored)  # what a kept --workdir shows: the stage's files
+                results = scored.results
                 for retriever in reported(settings.retrievers, first):
-                    label = "-" if retriever in MODEL_FREE else model_label(embed)
+                    label = "-" if retriever in model_free() else model_label(embed)
                     configuration = Configuration(
                         f"{retriever} | {chunk_label(chunking)} | {label}",
                         chunk_label(chunking),

@@ -6,7 +6,6 @@ revisions through DVC lives in goldenset.revisions, the command line in goldense
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -14,13 +13,10 @@ import numpy as np
 import pandas as pd
 
 from goldenset.errors import GoldensetError
+from goldenset.registry import is_per_question_metric
 from goldenset.stats import EXACT_MAX_N, bootstrap_interval, holm_adjusted, randomization_test
 
 KEYS = ["query_set", "retriever", "qid"]
-# per-chunk (and, on real queries, per-document), document-view and context-budget metrics
-METRIC_COLUMN = re.compile(
-    r"(doc_)?(recall|hit|ndcg|precision)@\d+|(doc_)?mrr|context_(recall|precision|iou|hit)@\d+"
-)
 
 
 class DifferentQuestions(GoldensetError):
@@ -68,7 +64,8 @@ class Row:
 
 
 def metric_columns(results: pd.DataFrame) -> list[str]:
-    return [name for name in results.columns if METRIC_COLUMN.fullmatch(str(name))]
+    """The per-question metric columns of results.parquet (goldenset.registry.MEASURES)."""
+    return [name for name in results.columns if is_per_question_metric(str(name))]
 
 
 def shared_questions(a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str]) -> list[str]:
@@ -115,6 +112,8 @@ def compare(paired: pd.DataFrame, metrics: list[str], settings: Settings) -> lis
     rows = []
     for (set_name, retriever), group in paired.groupby(["query_set", "retriever"], sort=False):
         for metric in metrics:
+            if f"{metric}_a" not in paired.columns:  # gated, but not scored: judge() says so
+                continue
             values = group[[f"{metric}_a", f"{metric}_b"]].dropna().to_numpy(dtype=np.float64)
             if not len(values):  # a metric this query set does not have (doc_ on real queries)
                 continue

@@ -20,11 +20,13 @@ return NaN for them (so a mean over them is NaN, never a silently lowered score)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 
 from goldenset.errors import GoldensetError
+from goldenset.registry import ranking_measures
 
 # Keys of evaluate()'s result that describe queries rather than measure them.
 QUERY_KEY = "query"
@@ -122,13 +124,20 @@ def precision_at_k(gains: np.ndarray, k: int) -> np.ndarray:
     return (_top(gains, k) > 0).sum(axis=1) / float(k)
 
 
-def reciprocal_rank(gains: np.ndarray) -> np.ndarray:
-    """1 / rank of the first relevant item over the whole depth; 0 when none was retrieved."""
+def first_relevant_rank(gains: np.ndarray) -> np.ndarray:
+    """1-based rank of each query's first relevant item over the whole depth; 0 when none was
+    retrieved (int64)."""
     relevant = gains > 0
     if relevant.shape[1] == 0:
-        return np.zeros(relevant.shape[0])
-    first = relevant.argmax(axis=1)
-    return np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
+        return np.zeros(relevant.shape[0], dtype=np.int64)
+    return np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, 0).astype(np.int64)
+
+
+def reciprocal_rank(gains: np.ndarray) -> np.ndarray:
+    """1 / rank of the first relevant item over the whole depth; 0 when none was retrieved."""
+    rank = first_relevant_rank(gains)
+    with np.errstate(divide="ignore"):
+        return np.where(rank > 0, 1.0 / rank, 0.0)
 
 
 def _dcg(gains: np.ndarray) -> np.ndarray:
@@ -144,15 +153,47 @@ def ndcg_at_k(gains: np.ndarray, ideal: np.ndarray, k: int) -> np.ndarray:
     return np.where(ideal_dcg > 0, ndcg, np.nan)
 
 
+@dataclass(frozen=True)
+class Judged:
+    """A ranking read against its judgments, over the queries with a relevant item: what every
+    ranking measure (goldenset.registry.MEASURES) computes from."""
+
+    gains: np.ndarray  # (queries, depth): grade of each ranked item, 0 when not relevant
+    n_relevant: np.ndarray  # relevant items per query
+    ideal: np.ndarray  # (queries, largest k): the best grades, descending
+
+
+# The measures of goldenset.registry, computed: (judged ranking, k) -> a value per query.
+def recall_measure(judged: Judged, k: int) -> np.ndarray:
+    return recall_at_k(judged.gains, judged.n_relevant, k)
+
+
+def hit_measure(judged: Judged, k: int) -> np.ndarray:
+    return hit_at_k(judged.gains, k)
+
+
+def ndcg_measure(judged: Judged, k: int) -> np.ndarray:
+    return ndcg_at_k(judged.gains, judged.ideal, k)
+
+
+def precision_measure(judged: Judged, k: int) -> np.ndarray:
+    return precision_at_k(judged.gains, k)
+
+
+def mrr_measure(judged: Judged, k: None) -> np.ndarray:
+    return reciprocal_rank(judged.gains)
+
+
 def evaluate(
     ranked: np.ndarray, qrels: sparse.csr_array, ks: Iterable[int]
 ) -> dict[str, np.ndarray]:
     """Per-query metrics over the queries that have at least one relevant item.
 
-    Returns ``recall@k``, ``hit@k``, ``ndcg@k``, ``precision@k`` for each k, and ``mrr``
-    (float64 arrays, one value per kept query), plus ``query`` (row index of each kept query
-    in ``ranked``/``qrels``) and ``n_relevant``. Queries with no relevant item are dropped:
-    ``ranked.shape[0] - len(result["query"])`` of them.
+    Returns every ranking measure of goldenset.registry (``recall@k``, ``hit@k``, ``ndcg@k``,
+    ``precision@k`` for each k, then ``mrr``; float64 arrays, one value per kept query), plus
+    ``query`` (row index of each kept query in ``ranked``/``qrels``) and ``n_relevant``.
+    Queries with no relevant item are dropped: ``ranked.shape[0] - len(result["query"])`` of
+    them.
     """
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] <= 0:
@@ -161,14 +202,16 @@ def evaluate(
     n_relevant = relevant_counts(qrels)
     kept = np.flatnonzero(n_relevant > 0)
     gains, n_relevant = gains[kept], n_relevant[kept]
-    ideal = ideal_gains(qrels, ks[-1])[kept]
+    judged = Judged(gains, n_relevant, ideal_gains(qrels, ks[-1])[kept])
     result: dict[str, np.ndarray] = {QUERY_KEY: kept, N_RELEVANT_KEY: n_relevant}
+    measures = ranking_measures()
     for k in ks:
-        result[f"recall@{k}"] = recall_at_k(gains, n_relevant, k)
-        result[f"hit@{k}"] = hit_at_k(gains, k)
-        result[f"ndcg@{k}"] = ndcg_at_k(gains, ideal, k)
-        result[f"precision@{k}"] = precision_at_k(gains, k)
-    result["mrr"] = reciprocal_rank(gains)
+        for measure in measures:
+            if measure.parameter == "k":
+                result[f"{measure.name}@{k}"] = measure.computed()(judged, k)
+    for measure in measures:
+        if measure.parameter is None:
+            result[measure.name] = measure.computed()(judged, None)
     return result
 
 

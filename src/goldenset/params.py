@@ -7,9 +7,16 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from goldenset.errors import GoldensetError
+from goldenset.registry import (
+    REGISTRY,
+    fusable,
+    fused_sections,
+    metric_names_hint,
+    parse_metric,
+)
 
 
 class Section(BaseModel):
@@ -142,13 +149,6 @@ class IntervalParams(Section):
     seed: int = 0
 
 
-# per-chunk view (k), document view (k) and context-budget view (a budget in tokens)
-HEADLINE_METRIC = re.compile(
-    r"(?:doc_)?(?:recall|hit|ndcg|precision)@(\d+)|(?:doc_)?mrr"
-    r"|context_(?:recall|precision|iou|hit)@(\d+)"
-)
-
-
 class ScoreParams(Section):
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1)
     depth: int = Field(100, gt=0, description="results kept per question")
@@ -190,19 +190,17 @@ class ScoreParams(Section):
             raise ValueError(f"score.budgets must be positive token counts, got {self.budgets}")
         self.budgets = sorted(set(self.budgets))
         for name in self.headline:
-            match = HEADLINE_METRIC.fullmatch(name)
-            if match is None:
+            parsed = parse_metric(name)
+            if parsed is None or not parsed[0].per_question:
                 raise ValueError(
-                    f"score.headline: unknown metric {name!r}; use recall@k, hit@k, ndcg@k, "
-                    "precision@k, mrr, their doc_ forms, or context_recall@B, "
-                    "context_precision@B, context_iou@B, context_hit@B"
+                    f"score.headline: unknown metric {name!r}; use {metric_names_hint()}"
                 )
-            k, budget = match.group(1), match.group(2)
-            if k and int(k) not in self.ks:
-                raise ValueError(f"score.headline: {name} needs k={k} in score.ks {self.ks}")
-            if budget and int(budget) not in self.budgets:
+            measure, value = parsed
+            if measure.parameter == "k" and value not in self.ks:
+                raise ValueError(f"score.headline: {name} needs k={value} in score.ks {self.ks}")
+            if measure.parameter == "B" and value not in self.budgets:
                 raise ValueError(
-                    f"score.headline: {name} needs {budget} in score.budgets {self.budgets}"
+                    f"score.headline: {name} needs {value} in score.budgets {self.budgets}"
                 )
         return self
 
@@ -224,72 +222,39 @@ class AuditParams(Section):
     seed: int = 0
 
 
-class DenseParams(Section):
-    enabled: bool = True
-
-
-class BM25Params(Section):
-    enabled: bool = True
-    k1: float = Field(1.5, gt=0)
-    b: float = Field(0.75, ge=0, le=1)
-
-
-RankedRetriever = Literal["dense", "bm25", "ann", "external"]
-
-
-class HybridParams(Section):
-    enabled: bool = True
-    fuse: list[RankedRetriever] = Field(default_factory=lambda: ["dense", "bm25"], min_length=2)
-    rrf_k: int = Field(60, gt=0, description="reciprocal rank fusion: 1 / (rrf_k + rank)")
-
-
-class ANNParams(Section):
-    enabled: bool = True
-    index: Literal["hnsw", "ivf"] = "hnsw"
-    hnsw_m: int = Field(32, gt=1, description="HNSW links per node")
-    ef_construction: int = Field(40, gt=0)
-    ef_search: int = Field(16, gt=0, description="raised to the results fetched")
-    ivf_nlist: int = Field(100, gt=0, description="IVF clusters (at most one per chunk)")
-    ivf_nprobe: int = Field(8, gt=0, description="IVF clusters searched per query")
-
-
-class ExternalParams(Section):
-    enabled: bool = False
-    callable: str | None = Field(None, pattern=r"^[\w.]+:\w+$", description="module:function")
-    run_file: str | None = Field(None, min_length=1, description="a TREC run file")
-    folder: str = Field(
-        "external",
-        min_length=1,
-        description="the retriever's files, a dep of score; its module imports from the folder "
-        "holding this one",
-    )
+class RetrieversSection(Section):
+    """params.yaml `retrievers:`: one field per entry of goldenset.registry."""
 
     @model_validator(mode="after")
-    def _one_source(self) -> ExternalParams:
-        if self.enabled and (self.callable is None) == (self.run_file is None):
-            raise ValueError("set exactly one of callable (module:function) and run_file")
-        return self
-
-
-class RetrieversParams(Section):
-    dense: DenseParams = Field(default_factory=DenseParams)
-    bm25: BM25Params = Field(default_factory=BM25Params)
-    ann: ANNParams = Field(default_factory=ANNParams)
-    external: ExternalParams = Field(default_factory=ExternalParams)
-    hybrid: HybridParams = Field(default_factory=HybridParams)
-
-    @model_validator(mode="after")
-    def _fused_retrievers_enabled(self) -> RetrieversParams:
-        if self.hybrid.enabled:
-            off = [name for name in self.hybrid.fuse if not getattr(self, name).enabled]
+    def _fused_retrievers_enabled(self) -> RetrieversSection:
+        for name, fuse in fused_sections(self).items():
+            if not getattr(self, name).enabled:
+                continue
+            unknown = [other for other in fuse if other not in fusable()]
+            if unknown:
+                raise ValueError(
+                    f"{name}.fuse: {unknown} cannot be fused; fuse some of {fusable()}"
+                )
+            off = [other for other in fuse if not getattr(self, other).enabled]
             if off:
-                raise ValueError(f"hybrid.fuse names disabled retrievers {off}: enable them")
-            if len(set(self.hybrid.fuse)) != len(self.hybrid.fuse):
-                raise ValueError(f"hybrid.fuse names a retriever twice: {self.hybrid.fuse}")
+                raise ValueError(f"{name}.fuse names disabled retrievers {off}: enable them")
+            if len(set(fuse)) != len(fuse):
+                raise ValueError(f"{name}.fuse names a retriever twice: {fuse}")
         return self
 
 
-CalibratedRetriever = Literal["dense", "bm25", "ann", "external", "hybrid"]
+def retrievers_model() -> type[RetrieversSection]:
+    """The `retrievers:` section, a field per registered retriever, in registry order."""
+    fields: dict = {
+        name: (entry.params, Field(default_factory=entry.params))
+        for name, entry in REGISTRY.items()
+    }
+    return create_model("RetrieversParams", __base__=RetrieversSection, **fields)
+
+
+RetrieversParams = retrievers_model()
+
+
 QUALIFIED_METRIC = re.compile(r"[a-z]\w*\.[\w@]+")
 
 
@@ -305,13 +270,20 @@ class CalibrateParams(Section):
     # each entry overrides the fields it names in `chunk` (resp. `embed`)
     chunkings: list[ChunkParams] = Field(min_length=1)
     models: list[EmbedParams] = Field(min_length=1)
-    retrievers: list[CalibratedRetriever] = Field(min_length=1)
+    retrievers: list[str] = Field(min_length=1, description="names in params.yaml `retrievers:`")
     views: dict[str, ViewParams] = Field(min_length=1)
     resamples: int = Field(1000, ge=1, description="bootstrap resamples of the tau interval")
     confidence: float = Field(0.95, gt=0, lt=1)
     alpha: float = Field(0.05, gt=0, lt=1, description="significance of a reference difference")
     permutations: int = Field(10000, ge=1, description="random sign flips of the paired test")
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _registered(self) -> CalibrateParams:
+        unknown = [name for name in self.retrievers if name not in REGISTRY]
+        if unknown:
+            raise ValueError(f"retrievers: unknown {unknown}; use some of {list(REGISTRY)}")
+        return self
 
 
 GATED_METRIC = re.compile(r"[a-z]\w*\.[a-z]\w*\.[\w@]+")

@@ -7,17 +7,14 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from goldenset.metrics import judged_gains
+from goldenset.metrics import first_relevant_rank, judged_gains
 from goldenset.retrieval import TopK
 from goldenset.scoring import QuerySet
 
 
 def first_relevant_ranks(found: TopK, query_set: QuerySet) -> np.ndarray:
     """1-based rank of each query's first relevant item; 0 when none is in its list."""
-    relevant = judged_gains(found.indices, query_set.qrels) > 0
-    if relevant.shape[1] == 0:
-        return np.zeros(relevant.shape[0], dtype=np.int64)
-    return np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, 0)
+    return first_relevant_rank(judged_gains(found.indices, query_set.qrels))
 
 
 def worst_misses(

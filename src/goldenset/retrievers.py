@@ -11,6 +11,8 @@ list was made:
 - external: a team's own retriever, as a Python callable or a TREC run file;
 - hybrid: reciprocal rank fusion of the ranked lists of other retrievers.
 
+Which retrievers exist, and their params, is declared in goldenset.registry.
+
 Items are chunks for a query set judged per chunk (the golden set) and documents for one judged
 per document (real queries): a document ranks by its best chunk (``QuerySet.groups``).
 """
@@ -32,7 +34,13 @@ import torch
 from goldenset.errors import GoldensetError
 from goldenset.exports import read_trec_run
 from goldenset.metrics import rank_run
-from goldenset.params import ANNParams, RetrieversParams
+from goldenset.registry import (
+    ANNParams,
+    BM25Params,
+    DenseParams,
+    ExternalParams,
+    HybridParams,
+)
 from goldenset.retrieval import BM25Scores, DenseScores, TopK, top_k
 from goldenset.scoring import QuerySet
 
@@ -55,6 +63,18 @@ class Queries:
     query_set: QuerySet
     texts: list[str]
     vectors: np.ndarray
+
+
+@dataclass(frozen=True)
+class RankingContext:
+    """What a retriever's own metrics may read besides its lists: the queries, the corpus they
+    searched, the other retrievers' lists on the same set, the depth and the dense device."""
+
+    queries: Queries
+    corpus: Corpus
+    ranked: Mapping[str, TopK]
+    depth: int
+    device: torch.device | str = "cpu"
 
 
 class Retriever(Protocol):
@@ -329,36 +349,28 @@ class ExternalRunFile:
         return TopK(indices=indices, scores=scores)
 
 
-# Ranked before hybrid, which fuses what they ranked.
-ORDER = ("dense", "bm25", "ann", "external", "hybrid")
+def build_dense(settings: DenseParams, corpus: Corpus, device: torch.device | str) -> Dense:
+    return Dense(corpus, device)
 
 
-def build_retrievers(
-    params: RetrieversParams, corpus: Corpus, device: torch.device | str = "cpu"
-) -> dict[str, Retriever]:
-    """The enabled retrievers, by name, in an order where fused retrievers come first.
+def build_bm25(settings: BM25Params, corpus: Corpus, device: torch.device | str) -> BM25:
+    return BM25(corpus, settings.k1, settings.b)
 
-    device: where exact dense scoring runs (score.device, resolved)."""
-    built: dict[str, Retriever] = {}
-    for name in ORDER:
-        settings = getattr(params, name)
-        if not settings.enabled:
-            continue
-        if name == "dense":
-            built[name] = Dense(corpus, device)
-        elif name == "bm25":
-            built[name] = BM25(corpus, settings.k1, settings.b)
-        elif name == "ann":
-            built[name] = ANN(corpus, settings)
-        elif name == "external":
-            built[name] = (
-                ExternalCallable(corpus, settings.callable, settings.folder)
-                if settings.callable
-                else ExternalRunFile(settings.run_file)
-            )
-        else:
-            built[name] = Hybrid(settings.fuse, settings.rrf_k)
-    return built
+
+def build_ann(settings: ANNParams, corpus: Corpus, device: torch.device | str) -> ANN:
+    return ANN(corpus, settings)
+
+
+def build_external(
+    settings: ExternalParams, corpus: Corpus, device: torch.device | str
+) -> ExternalCallable | ExternalRunFile:
+    if settings.callable:
+        return ExternalCallable(corpus, settings.callable, settings.folder)
+    return ExternalRunFile(str(settings.run_file))
+
+
+def build_hybrid(settings: HybridParams, corpus: Corpus, device: torch.device | str) -> Hybrid:
+    return Hybrid(settings.fuse, settings.rrf_k)
 
 
 def rank_all(retrievers: Mapping[str, Retriever], queries: Queries, depth: int) -> dict[str, TopK]:
@@ -389,3 +401,14 @@ def recall_loss(approximate: TopK, exact: TopK, ks: Sequence[int]) -> dict[str, 
         ]
         losses[f"recall_loss@{k}"] = float(1.0 - np.mean(shared) / cut)
     return losses
+
+
+def recall_loss_against_exact(
+    approximate: TopK, context: RankingContext, ks: Sequence[int]
+) -> dict[str, float]:
+    """:func:`recall_loss` against dense's lists, or an exact search run for it when dense is
+    off."""
+    exact = context.ranked.get("dense")
+    if exact is None:
+        exact = Dense(context.corpus, context.device).rank(context.queries, context.depth, {})
+    return recall_loss(approximate, exact, ks)

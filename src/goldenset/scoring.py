@@ -10,7 +10,14 @@ import pandas as pd
 from scipy.sparse import csr_array
 
 from goldenset.chance import chance_levels, context_chance
-from goldenset.metrics import N_RELEVANT_KEY, QUERY_KEY, evaluate, judged_gains, relevant_counts
+from goldenset.metrics import (
+    N_RELEVANT_KEY,
+    QUERY_KEY,
+    evaluate,
+    first_relevant_rank,
+    judged_gains,
+    relevant_counts,
+)
 from goldenset.retrieval import TopK
 from goldenset.views import Views, context_view, document_view
 
@@ -132,9 +139,7 @@ def chance_means(
 
 
 def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.DataFrame:
-    gains = judged_gains(found.indices, query_set.qrels)
-    relevant = gains > 0
-    first = np.where(relevant.any(axis=1), relevant.argmax(axis=1) + 1, -1)
+    first = first_relevant_rank(judged_gains(found.indices, query_set.qrels))
     item_ids = np.asarray(query_set.item_ids, dtype=object)
     top = found.indices[:, :shown]
     return pd.DataFrame(

@@ -1,0 +1,86 @@
+"""A toy retriever and a toy metric, each declared in one place (tests/toy_extension.py: one
+registry entry each), show in the scores, the plot and `goldenset compare`, through the real
+`dvc repro` and `goldenset compare` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.dvc_project import (
+    PROJECT_FILES,
+    call,
+    commit,
+    copy_project,
+    edit_params,
+    run,
+    write_small_corpus,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """Two commits scored with the toy registered: its k1 at 1.2, then at 0.1."""
+    base = tmp_path_factory.mktemp("extension")
+    startup = base / "startup"
+    startup.mkdir()
+    (startup / "sitecustomize.py").write_text("import tests.toy_extension  # noqa: F401\n")
+    path = [str(startup), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {"PYTHONPATH": os.pathsep.join(part for part in path if part)}
+    project = copy_project(base / "project", PROJECT_FILES)
+    write_small_corpus(project, n_docs=20)
+    edit_params(
+        project,
+        generate={"max_questions": 0},  # real queries only: no LLM
+        score={"headline": ["ndcg@10", "found@10"]},
+        retrievers={"toy": {"enabled": True, "k1": 1.2}},
+    )
+    run(["dvc", "repro", "score"], project, env)
+    commit(project, "toy k1 1.2")
+    run(["git", "tag", "a"], project)
+    edit_params(project, retrievers={"toy": {"enabled": True, "k1": 0.1}})
+    run(["dvc", "repro", "score"], project, env)
+    commit(project, "toy k1 0.1")
+    run(["git", "tag", "b"], project)
+    return project, env
+
+
+def test_the_toy_retriever_and_metric_are_scored(project):
+    folder, _ = project
+    scores = json.loads((folder / "metrics/scores.json").read_text())
+    detail = json.loads((folder / "metrics/detail.json").read_text())
+    assert set(scores["real"]) == {"dense", "bm25", "ann", "hybrid", "toy"}
+    for values in scores["real"].values():
+        assert 0 <= values["found@10"] <= 10
+    # found@1 <= 1, and the doc_ view's form where there is one: evaluate reads the declaration
+    assert 0 <= detail["real"]["toy"]["found@1"] <= 1
+    assert scores["real"]["toy"]["ndcg@10"] > 0
+
+
+def test_the_toy_retriever_is_plotted(project):
+    folder, _ = project
+    rows = json.loads((folder / "plots/recall_at_k.json").read_text())
+    assert {row["k"] for row in rows if row["retriever"] == "toy"} == {1, 3, 5, 10}
+
+
+def test_goldenset_compare_compares_the_toy_metric_of_the_toy_retriever(project):
+    folder, env = project
+    process = call(
+        [sys.executable, "-m", "goldenset", "compare", "a", "b", "--format", "markdown"]
+        + ["--gate", "real.toy.ndcg@10"],  # a gated metric is compared anyway: not the toy
+        folder,
+        env,
+    )
+    assert process.returncode in (0, 1), process.stderr
+    rows = {tuple(line.split(" | ")[:3]) for line in process.stdout.splitlines() if "|" in line}
+    assert ("| real", "toy", "found@10") in rows
+    assert "Holm-corrected over 1 gated metric(s)" in process.stdout
+    assert ("| real", "toy", "ndcg@10") in rows
+    assert ("| real", "dense", "found@10") in rows
