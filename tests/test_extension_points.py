@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.dvc_project import (
+from goldenset.testing.dvc_project import (
     PROJECT_FILES,
     call,
     commit,
@@ -21,6 +20,7 @@ from tests.dvc_project import (
     run,
     write_small_corpus,
 )
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 

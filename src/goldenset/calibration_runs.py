@@ -48,6 +48,7 @@ from goldenset.params import (
 )
 from goldenset.registry import REGISTRY, fused_sections, model_free
 from goldenset.score_run import score_configuration, write_score_outputs
+from goldenset.tables import write_atomically
 
 KEYS = ["query_set", "retriever", "qid"]
 # stages whose outputs every configuration shares (documents, golden set, query sets)
@@ -230,7 +231,8 @@ def run_configurations(
                     }
                 )
                 started = time.perf_counter()
-                Path("params.yaml").write_text(yaml.safe_dump(run.model_dump(), sort_keys=False))
+                settings_text = yaml.safe_dump(run.model_dump(), sort_keys=False)
+                write_atomically(Path("params.yaml"), settings_text)
                 if first or chunking.strategy == "tokens":  # tokens chunks by the model's tokenizer
                     stages["chunk"].main(run)
                 stages["embed"].main(run)
