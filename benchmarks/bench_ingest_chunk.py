@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from goldenset.chunking import chunk_documents
-from goldenset.ingest import documents_frame, ingest
-from goldenset.models import resolve_model_path
-from goldenset.params import ChunkParams
+from goldenset.chunking.strategies import chunk_documents
+from goldenset.core.models import resolve_model_path
+from goldenset.core.params import ChunkParams
+from goldenset.corpus.ingest import documents_frame, ingest
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/datasets/scifact/corpus.jsonl.gz"
 

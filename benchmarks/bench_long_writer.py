@@ -34,14 +34,14 @@ def main() -> None:
 
     import pandas as pd
 
-    from goldenset.audit import document_indexes
-    from goldenset.echo import echo
+    from goldenset.audit.checks import document_indexes
+    from goldenset.core.echo import echo
+    from goldenset.core.params import GenerateParams
+    from goldenset.corpus.ingest import ingest
+    from goldenset.corpus.labelled import read_labelled_file
     from goldenset.generation.prompt import pick_examples
-    from goldenset.generation.providers import make_provider
+    from goldenset.generation.providers.registry import make_provider
     from goldenset.generation.runner import run_generation
-    from goldenset.ingest import ingest
-    from goldenset.labelled import read_labelled_file
-    from goldenset.params import GenerateParams
 
     generate = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["generate"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -55,7 +55,7 @@ def _use_source(src: Path) -> None:
 
 
 def _documents() -> tuple[list[tuple[str, str]], dict[str, str]]:
-    from goldenset.ingest import ingest
+    from goldenset.corpus.ingest import ingest
 
     result = ingest(ROOT / "data" / "docs", max_file_mb=20)
     documents = [(d.doc_id, d.text) for d in result.documents]
@@ -64,10 +64,10 @@ def _documents() -> tuple[list[tuple[str, str]], dict[str, str]]:
 
 def run_path(label: str, src: Path, generate: dict, questions: int, cache: Path) -> dict:
     _use_source(src)
-    from goldenset.echo import overlap
-    from goldenset.generation.providers import make_provider
+    from goldenset.core.echo import overlap
+    from goldenset.core.params import GenerateParams
+    from goldenset.generation.providers.registry import make_provider
     from goldenset.generation.runner import run_generation
-    from goldenset.params import GenerateParams
 
     documents, titles = _documents()
     # no per-request timeout: on a loaded machine it would cut answers short and skew the yield

@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from goldenset.embedding import embed_texts, load_encoder, model_identity  # noqa: E402
-from goldenset.embedding_cache import EmbeddingCache  # noqa: E402
-from goldenset.embedding_ray import ray_encoder, start_ray  # noqa: E402
-from goldenset.ingest import document_text  # noqa: E402
-from goldenset.params import EmbedParams  # noqa: E402
+from goldenset.core.params import EmbedParams  # noqa: E402
+from goldenset.corpus.ingest import document_text  # noqa: E402
+from goldenset.embedding.cache import EmbeddingCache  # noqa: E402
+from goldenset.embedding.encoder import embed_texts, load_encoder, model_identity  # noqa: E402
+from goldenset.embedding.ray import ray_encoder, start_ray  # noqa: E402
 
 
 def main() -> None:

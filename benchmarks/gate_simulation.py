@@ -4,7 +4,7 @@ catches a real drop: Holm over the gated metrics against each metric at alpha un
 Each run draws per-question differences of ``--metrics`` metrics on ``--questions`` questions
 (60% of questions unchanged, the others normal with the overall sd ``--sd``; the metrics share a
 fraction ``--correlation`` of their variance), tests each metric with the very function compare
-calls (goldenset.stats.randomization_test, ``--permutations`` random sign flips), and fails the
+calls (goldenset.core.stats.randomization_test, ``--permutations`` random sign flips), and fails the
 build as compare does: a gated metric whose Holm-adjusted p is below alpha and whose mean dropped.
 
 Run: PYTHONPATH=src python benchmarks/gate_simulation.py [--runs 2000] [--permutations 2000]
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from goldenset.stats import holm_adjusted, randomization_test
+from goldenset.core.stats import holm_adjusted, randomization_test
 
 MOVED = 0.4  # share of questions whose metric changes at all between two runs
 

@@ -20,16 +20,16 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from goldenset.audit import document_indexes
-from goldenset.echo import (
+from goldenset.audit.checks import document_indexes
+from goldenset.core.echo import (
     WindowFrequency,
     WindowIndex,
     answered_terms,
     distinctive_terms,
     unknown_names,
 )
+from goldenset.corpus.queries import read_goldenset
 from goldenset.generation.passages import states_a_finding
-from goldenset.querysets import read_goldenset
 
 
 def sample(rows: list[dict], size: int, seed: int) -> list[dict]:

@@ -15,7 +15,7 @@ before the bare multiply, whose 4 GB result would otherwise own the peak.
 Run: PYTHONPATH=src python benchmarks/score_bench.py [--chunks N --questions N --dim N]
 
 With --project DIR it times instead what the score stage runs on that project's pipeline files
-(goldenset.score_run.score_configuration, every enabled retriever on every query set, nothing
+(goldenset.scoring.run.score_configuration, every enabled retriever on every query set, nothing
 written), the one function the stage and `goldenset calibrate` call.
 """
 
@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from scipy import sparse
 
-from goldenset.metrics import evaluate, mean_metrics
-from goldenset.retrieval import DenseScores, block_rows_for, top_k
+from goldenset.scoring.metrics import evaluate, mean_metrics
+from goldenset.scoring.topk import DenseScores, block_rows_for, top_k
 
 GIB = 2**30
 TARGET_LOOP_SPEEDUP = 20.0
@@ -198,8 +198,8 @@ def report(result: dict) -> None:
 
 def time_configuration(project: Path) -> None:
     """The score stage's computation on a project's files, timed: one configuration."""
-    from goldenset.params import load_params
-    from goldenset.score_run import score_configuration
+    from goldenset.core.params import load_params
+    from goldenset.scoring.run import score_configuration
 
     os.chdir(project)
     wall, cpu, outputs = timed(score_configuration, load_params())

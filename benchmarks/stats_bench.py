@@ -1,6 +1,6 @@
 """Speed of the bootstrap interval and the paired randomization test against scipy.stats.
 
-Same data, same resample counts, one process: ours (goldenset.stats) against
+Same data, same resample counts, one process: ours (goldenset.core.stats) against
 scipy.stats.bootstrap(method="percentile") and scipy.stats.permutation_test(
 permutation_type="samples"), and against a plain per-resample Python loop.
 
@@ -15,7 +15,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from goldenset.stats import BLOCK_ELEMENTS, bootstrap_interval, randomization_test
+from goldenset.core.stats import BLOCK_ELEMENTS, bootstrap_interval, randomization_test
 
 
 def timed(function, repeats: int = 3) -> tuple[float, object]:

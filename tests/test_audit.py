@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from goldenset.audit import (
+from goldenset.audit.checks import (
     chance_flags,
     document_chance,
     document_indexes,
@@ -19,9 +19,9 @@ from goldenset.audit import (
     render_report,
     run_audit,
 )
-from goldenset.echo import overlap
+from goldenset.core.echo import overlap
+from goldenset.core.params import AuditParams
 from goldenset.generation.dedupe import near_duplicates
-from goldenset.params import AuditParams
 
 TEXTS = {
     "d1": "Backups. The backup job runs nightly at two and copies every volume to tape storage.",

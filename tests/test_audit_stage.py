@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from goldenset.querysets import LABELLED_COLUMNS, evidence_frame
-from goldenset.vectors import write_vectors
+from goldenset.core.vectors import write_vectors
+from goldenset.corpus.queries import LABELLED_COLUMNS, evidence_frame
 from tests.stages import assert_one_line_error, run_stage
 from tests.test_audit import ECHOING, TEXTS
 

@@ -17,13 +17,13 @@ import pytest
 import yaml
 from scipy.stats import kendalltau
 
-from goldenset.calibration import decision_agreement, tau_interval
-from goldenset.calibration_runs import anchored, enabled_retrievers, grid, with_headline
-from goldenset.chunking import chunk_documents
-from goldenset.errors import GoldensetError
-from goldenset.models import resolve_model_path
-from goldenset.params import ChunkParams, RetrieversParams, ScoreParams, parse_params
-from goldenset.querysets import evidence_frame
+from goldenset.calibrate.agreement import decision_agreement, tau_interval
+from goldenset.calibrate.runs import anchored, enabled_retrievers, grid, with_headline
+from goldenset.chunking.strategies import chunk_documents
+from goldenset.core.errors import GoldensetError
+from goldenset.core.models import resolve_model_path
+from goldenset.core.params import ChunkParams, RetrieversParams, ScoreParams, parse_params
+from goldenset.corpus.queries import evidence_frame
 from tests.conftest import ROOT
 from tests.stages import run_stage
 from tests.test_exports import golden_questions, sample_documents

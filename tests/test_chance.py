@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from goldenset.chance import chance_levels, context_chance
-from goldenset.metrics import evaluate, mean_metrics
-from goldenset.views import ItemChunks, Layout, span_views
+from goldenset.scoring.chance import chance_levels, context_chance
+from goldenset.scoring.metrics import evaluate, mean_metrics
+from goldenset.scoring.views import ItemChunks, Layout, span_views
 
 N_ITEMS = 6
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from scipy.stats import norm
 
-from goldenset.compare import (
+from goldenset.compare.gate import (
     DifferentQuestions,
     Row,
     Settings,
@@ -24,8 +24,8 @@ from goldenset.compare import (
     render_text,
     verdict,
 )
-from goldenset.errors import GoldensetError
-from goldenset.stats import holm_adjusted, randomization_test
+from goldenset.core.errors import GoldensetError
+from goldenset.core.stats import holm_adjusted, randomization_test
 from tests.conftest import ROOT
 
 LABELS = ("main", "workspace")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from goldenset.embedding import embed_texts, load_encoder, model_identity
-from goldenset.embedding_cache import EmbeddingCache, cache_key
-from goldenset.errors import GoldensetError
-from goldenset.params import EmbedParams
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import EmbedParams
+from goldenset.embedding.cache import EmbeddingCache, cache_key
+from goldenset.embedding.encoder import embed_texts, load_encoder, model_identity
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goldenset.embedding import embed_texts, load_encoder, model_identity
-from goldenset.embedding_cache import EmbeddingCache
-from goldenset.params import EmbedParams
+from goldenset.core.params import EmbedParams
+from goldenset.embedding.cache import EmbeddingCache
+from goldenset.embedding.encoder import embed_texts, load_encoder, model_identity
 from tests.conftest import ROOT
 
 ray = pytest.importorskip("ray", reason="embed.engine ray needs the ray extra")
-from goldenset.embedding_ray import ray_encoder, start_ray  # noqa: E402
+from goldenset.embedding.ray import ray_encoder, start_ray  # noqa: E402
 
 pytestmark = pytest.mark.slow
 PARAMS = EmbedParams(engine="ray", ray={"actors": 1})

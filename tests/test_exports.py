@@ -13,10 +13,10 @@ import pytest
 import pytrec_eval
 import yaml
 
-from goldenset.chunking import chunk_documents
-from goldenset.exports import read_trec_run, strictly_decreasing
-from goldenset.params import ChunkParams
-from goldenset.vectors import write_vectors
+from goldenset.chunking.strategies import chunk_documents
+from goldenset.core.params import ChunkParams
+from goldenset.core.vectors import write_vectors
+from goldenset.scoring.exports import read_trec_run, strictly_decreasing
 from tests.conftest import ROOT
 from tests.stages import run_stage
 

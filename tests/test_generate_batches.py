@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.generation.anthropic_provider import AnthropicProvider
+from goldenset.core.params import GenerateParams
 from goldenset.generation.batches import PENDING_FILE, split_requests
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.passages import passages_for
 from goldenset.generation.pricing import cost_usd, price_for
+from goldenset.generation.providers.anthropic import AnthropicProvider
 from goldenset.generation.runner import run_generation
-from goldenset.params import GenerateParams
 from goldenset.testing.batch_server import ERRORED, EXPIRED, INVALID, LoopbackBatches
 from goldenset.testing.llm_servers import LoopbackLLM, Reply, make_documents
 from tests.test_generate_stage import command, make_project, read_jsonl, stage_env
@@ -226,8 +226,8 @@ def test_requests_split_at_the_api_limits():
 
 def test_batch_with_another_provider_is_one_clear_error(tmp_path):
     with LoopbackLLM(api_key=None) as server:
-        from goldenset.errors import GoldensetError
-        from goldenset.generation.openai_provider import OpenAIProvider
+        from goldenset.core.errors import GoldensetError
+        from goldenset.generation.providers.openai import OpenAIProvider
 
         params = settings(
             tmp_path, provider="openai", model="m", batch=True, openai={"base_url": server.url}

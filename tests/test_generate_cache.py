@@ -8,13 +8,13 @@ import threading
 
 import pytest
 
-from goldenset.errors import GoldensetError
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Price
 from goldenset.generation.cache import MERGE_FANOUT, AnswerCache, answer_key
 from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import Budget, cost_usd, price_for
 from goldenset.generation.records import make_qid
-from goldenset.params import Price
 
 IDENTITY = {"provider": "anthropic", "model": "claude-haiku-4-5", "max_tokens": 400}
 MESSAGES = [{"role": "user", "content": "<passage>\nText.\n</passage>"}]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from goldenset.errors import GoldensetError
+from goldenset.core.errors import GoldensetError
 from goldenset.generation.passages import (
     MIN_TARGET_WORDS,
     document_passages,

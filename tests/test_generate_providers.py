@@ -7,12 +7,12 @@ import socket
 
 import pytest
 
-from goldenset.errors import GoldensetError
-from goldenset.generation.anthropic_provider import AnthropicProvider
-from goldenset.generation.openai_provider import OpenAIProvider
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams
 from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
-from goldenset.generation.providers import make_provider
-from goldenset.params import GenerateParams
+from goldenset.generation.providers.anthropic import AnthropicProvider
+from goldenset.generation.providers.openai import OpenAIProvider
+from goldenset.generation.providers.registry import make_provider
 from goldenset.testing.llm_servers import Fault, LoopbackLLM, Reply, Stall
 
 APIS = ["anthropic", "openai"]

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 import goldenset.generation
-from goldenset.echo import overlap as echo_overlap
-from goldenset.errors import GoldensetError
-from goldenset.generation.anthropic_provider import AnthropicProvider
+from goldenset.core.echo import overlap as echo_overlap
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams, Price
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.dedupe import repeated_questions
-from goldenset.generation.openai_provider import OpenAIProvider
 from goldenset.generation.passages import passages_for
 from goldenset.generation.prompt import PROMPT_SHA
+from goldenset.generation.providers.anthropic import AnthropicProvider
+from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
-from goldenset.params import GenerateParams, Price
 from goldenset.testing.llm_servers import (
     Fault,
     LoopbackLLM,

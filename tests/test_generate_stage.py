@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from goldenset.core.params import GenerateParams
 from goldenset.generation.cache import AnswerCache
-from goldenset.generation.openai_provider import OpenAIProvider
+from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
-from goldenset.params import GenerateParams
 from goldenset.testing.llm_servers import LoopbackLLM, make_documents, valid_answer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from goldenset.echo import WindowFrequency, WindowIndex, echo, overlap
+from goldenset.core.echo import WindowFrequency, WindowIndex, echo, overlap
 from goldenset.generation import prompt
 from goldenset.generation.prompt import (
     FEW_SHOT,

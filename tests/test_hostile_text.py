@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 
-from goldenset.generation.openai_provider import OpenAIProvider
+from goldenset.core.params import GenerateParams
+from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
-from goldenset.params import GenerateParams
 from goldenset.testing.llm_servers import LoopbackLLM, make_documents, valid_answer
 
 KEY = "test-key"

@@ -10,8 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from goldenset.errors import GoldensetError
-from goldenset.ingest import documents_frame, html_title_and_text, ingest, markdown_title, rst_title
+from goldenset.core.errors import GoldensetError
+from goldenset.corpus.ingest import (
+    documents_frame,
+    html_title_and_text,
+    ingest,
+    markdown_title,
+    rst_title,
+)
 from tests.stages import assert_one_line_error, run_stage
 
 ROOT = Path(__file__).resolve().parents[1]

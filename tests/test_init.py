@@ -239,7 +239,7 @@ def add_a_param(source: Path) -> None:
     """The package's next version: a new score param, in the model and in params.yaml."""
     for name, old, new in [
         (
-            "src/goldenset/params.py",
+            "src/goldenset/core/params.py",
             "    worst_misses_chars: int = Field(",
             "    probe: int = 7\n    worst_misses_chars: int = Field(",
         ),

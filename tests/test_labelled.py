@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from goldenset.errors import GoldensetError
-from goldenset.ingest import ingest
-from goldenset.labelled import (
+from goldenset.core.errors import GoldensetError
+from goldenset.corpus.ingest import ingest
+from goldenset.corpus.labelled import (
     Excerpt,
     Question,
     locate,

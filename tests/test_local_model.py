@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.errors import GoldensetError
-from goldenset.generation.local_model import (
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams
+from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
+from goldenset.generation.providers.local_model import (
     assemble_model,
     default_part_paths,
     is_verified,
     model_cache_dir,
 )
-from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.generation.runner import run_generation
-from goldenset.params import GenerateParams
 
 needs_llama_cpp = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None,
@@ -44,7 +44,7 @@ def _ask(provider, passage: str, *, attempt: int = 0, corrections=()):
 
 @pytest.fixture(scope="module")
 def provider():
-    from goldenset.generation.local import LocalProvider
+    from goldenset.generation.providers.local import LocalProvider
 
     local = LocalProvider(GenerateParams(max_tokens=MAX_TOKENS, request_timeout=3600))
     local.load()
@@ -115,7 +115,7 @@ def test_a_retry_evaluates_only_what_follows_the_passage(provider):
 
 @needs_llama_cpp
 def test_a_retry_answers_the_same_from_a_saved_or_a_fresh_state(provider):
-    from goldenset.generation.local import STATES_KEPT
+    from goldenset.generation.providers.local import STATES_KEPT
 
     passage = "The Danube flows through ten countries, more than any other river in the world."
     first = _ask(provider, passage)
@@ -207,7 +207,7 @@ def test_the_runner_asks_the_local_model_one_question_at_a_time(
 @needs_llama_cpp
 @pytest.mark.parametrize("content", [None, b"not a model at all", b"GGUF" + b"\0" * 64])
 def test_a_bad_model_path_names_the_param(tmp_path: Path, content: bytes | None):
-    from goldenset.generation.local import LocalProvider
+    from goldenset.generation.providers.local import LocalProvider
 
     path = tmp_path / "model.gguf"
     if content is not None:
@@ -218,7 +218,7 @@ def test_a_bad_model_path_names_the_param(tmp_path: Path, content: bytes | None)
 
 
 def test_missing_llama_cpp_says_which_extra_to_install(monkeypatch):
-    from goldenset.generation.local import LocalProvider
+    from goldenset.generation.providers.local import LocalProvider
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what `import` sees when it is absent
     with pytest.raises(GoldensetError, match=r'pip install -e "\.\[local\]"'):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.ingest import ingest
+from goldenset.corpus.ingest import ingest
 from tests.conftest import ROOT
 
 SCRIPT = ROOT / "benchmarks" / "long_documents.py"

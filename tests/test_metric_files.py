@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from goldenset.errors import GoldensetError
-from goldenset.metric_files import headline_intervals, split_metrics
-from goldenset.params import IntervalParams, parse_params
-from goldenset.stats import bootstrap_interval
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import IntervalParams, parse_params
+from goldenset.core.stats import bootstrap_interval
+from goldenset.scoring.outputs import headline_intervals, split_metrics
 
 
 def test_split_keeps_headline_and_n_queries_apart_from_the_rest():

@@ -1,4 +1,4 @@
-"""goldenset.metrics against hand-computed values and against trec_eval (pytrec_eval)."""
+"""goldenset.scoring.metrics against hand-computed values and against trec_eval (pytrec_eval)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
-from goldenset.errors import GoldensetError
-from goldenset.metrics import (
+from goldenset.core.errors import GoldensetError
+from goldenset.core.registry import MEASURES
+from goldenset.scoring.metrics import (
     evaluate,
     hit_at_k,
     ideal_gains,
@@ -28,12 +29,10 @@ from goldenset.metrics import (
     reciprocal_rank,
     relevant_counts,
 )
-from goldenset.registry import MEASURES
-from goldenset.retrieval import BM25Scores, top_k
+from goldenset.scoring.topk import BM25Scores, top_k
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 
-# Our metric name -> trec_eval's, for a cutoff k (None: no cutoff).
 # every measure declared with a trec_eval reference (recall_k, recip_rank, ...) is checked
 # against it: the declaration's reference is what the README table states
 REFERENCED = [measure for measure in MEASURES.values() if measure.reference]
@@ -49,6 +48,14 @@ def our_and_trec_names(ks: list[int]) -> list[tuple[str, str]]:
         else:
             names.append((measure.name, measure.reference))
     return names
+
+
+# our name -> trec_eval's, with a {k} to fill: the cutoff measures, for tests elsewhere
+TREC_NAMES = {
+    f"{measure.name}@{{k}}": measure.reference.removesuffix("_k") + "_{k}"
+    for measure in REFERENCED
+    if measure.parameter == "k"
+}
 
 
 def qrels_matrix(grades: list[dict[int, float]], n_items: int) -> sparse.csr_array:

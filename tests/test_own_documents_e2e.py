@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from goldenset.exports import read_trec_run
+from goldenset.scoring.exports import read_trec_run
 from goldenset.testing.dvc_project import PROJECT_FILES, commit, copy_project, run, stages_run
 from goldenset.testing.llm_servers import LoopbackLLM, make_documents
 from tests.conftest import ROOT

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel
 
-from goldenset import paths
-from goldenset.params import Params, parse_params
+from goldenset.core import paths
+from goldenset.core.params import Params, parse_params
 from tests.conftest import ROOT
 
 SOURCE = ROOT / "src"
@@ -82,7 +82,7 @@ def test_every_stage_depends_on_every_module_it_runs():
         script = SOURCE / "goldenset" / "stages" / f"{name}.py"
         assert script in deps, name
         needed = imported_files(script)
-        assert SOURCE / "goldenset" / "stage.py" in needed, name
+        assert SOURCE / "goldenset" / "core" / "stage.py" in needed, name
         # package __init__ files hold a docstring and the version, nothing a stage runs
         uncovered = [
             str(path.relative_to(ROOT))
@@ -95,10 +95,14 @@ def test_every_stage_depends_on_every_module_it_runs():
 
 def test_imported_files_follows_imports_inside_functions(tmp_path):
     script = tmp_path / "stage.py"
-    script.write_text("def main():\n    from goldenset.reports import worst_misses\n")
+    script.write_text("def main():\n    from goldenset.scoring.reports import worst_misses\n")
     found = {str(path.relative_to(SOURCE)) for path in imported_files(script)}
     # reports imports scoring, which imports metrics and retrieval, which import errors
-    assert {"goldenset/reports.py", "goldenset/scoring.py", "goldenset/errors.py"} <= found
+    assert {
+        "goldenset/scoring/reports.py",
+        "goldenset/scoring/querysets.py",
+        "goldenset/core/errors.py",
+    } <= found
 
 
 def test_no_generate_dep_changes_when_only_chunking_code_changes():
@@ -106,7 +110,7 @@ def test_no_generate_dep_changes_when_only_chunking_code_changes():
     # of answers already paid for: generate runs the sentence splitter, not the chunker
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
     deps = {ROOT / dep for dep in stages["generate"]["deps"] if "${" not in dep}
-    chunking = SOURCE / "goldenset" / "chunking.py"
+    chunking = SOURCE / "goldenset" / "chunking" / "strategies.py"
     assert chunking in imported_files(SOURCE / "goldenset" / "stages" / "chunk.py")
     assert chunking not in imported_files(SOURCE / "goldenset" / "stages" / "generate.py")
     assert not any(chunking == dep or dep in chunking.parents for dep in deps)
@@ -128,14 +132,14 @@ def pipeline_files(stages: dict) -> set[str]:
 
 
 def named_paths() -> dict[str, str]:
-    """goldenset.paths: constant name -> the path it names."""
+    """goldenset.core.paths: constant name -> the path it names."""
     return {
         name: value.as_posix() for name, value in vars(paths).items() if isinstance(value, Path)
     }
 
 
 def unnamed_files(stages: dict, named: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(dvc.yaml files no goldenset.paths name spells, names dvc.yaml never mentions). A file
+    """(dvc.yaml files no goldenset.core.paths name spells, names dvc.yaml never mentions). A file
     inside a named folder (data/embeddings/synthetic.npy) is named by that folder."""
     files = pipeline_files(stages)
     folders = set(named.values())

@@ -1,4 +1,4 @@
-"""The extension points' declarations (goldenset.registry) and what is derived from them: the
+"""The extension points' declarations (goldenset.core.registry) and what is derived from them: the
 params sections, the ranking order, metric names, the plot declaration and the README table."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ import json
 import pytest
 import yaml
 
-from goldenset.errors import GoldensetError
-from goldenset.metrics import evaluate
-from goldenset.params import Params, RetrieversParams, ScoreParams, parse_params
-from goldenset.registry import (
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Params, RetrieversParams, ScoreParams, parse_params
+from goldenset.core.registry import (
     MEASURES,
     REGISTRY,
     is_per_question_metric,
@@ -19,8 +18,9 @@ from goldenset.registry import (
     parse_metric,
     ranking_order,
 )
-from goldenset.scoring import recall_plot_rows
-from goldenset.views import CONTEXT_METRICS
+from goldenset.scoring.metrics import evaluate
+from goldenset.scoring.querysets import recall_plot_rows
+from goldenset.scoring.views import CONTEXT_METRICS
 from tests.conftest import ROOT
 
 

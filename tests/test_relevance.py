@@ -7,16 +7,16 @@ import pandas as pd
 import pytest
 from scipy.sparse import csr_array
 
-from goldenset.metrics import evaluate, rank_run
-from goldenset.querysets import golden_evidence
-from goldenset.relevance import (
+from goldenset.corpus.queries import golden_evidence
+from goldenset.scoring.metrics import evaluate, rank_run
+from goldenset.scoring.relevance import (
     collapse_items,
     document_qrels,
     evidence_qrels,
     group_starts,
     text_classes,
 )
-from goldenset.retrieval import DenseScores, top_k
+from goldenset.scoring.topk import DenseScores, top_k
 from tests.test_metrics import TREC_NAMES, trec_eval_scores
 
 

@@ -1,4 +1,4 @@
-"""goldenset.retrieval: blocked top-k equals a brute-force full sort; BM25 and dense sources."""
+"""goldenset.scoring.topk: blocked top-k equals a brute-force full sort; BM25 and dense sources."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from goldenset.errors import GoldensetError
-from goldenset.retrieval import (
+from goldenset.core.errors import GoldensetError
+from goldenset.scoring.topk import (
     BM25Scores,
     DenseScores,
     TopK,

@@ -1,4 +1,5 @@
-"""goldenset.retrievers: hybrid fusion, faiss ANN and its recall loss, external retrievers."""
+"""goldenset.scoring.retrievers: hybrid fusion, faiss ANN and its recall loss, external
+retrievers."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import numpy as np
 import pytest
 from scipy.sparse import csr_array
 
-from goldenset.errors import GoldensetError
-from goldenset.params import RetrieversParams, parse_params
-from goldenset.registry import ANNParams, build_retrievers
-from goldenset.retrieval import TopK
-from goldenset.retrievers import (
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import RetrieversParams, parse_params
+from goldenset.core.registry import ANNParams, build_retrievers
+from goldenset.scoring.querysets import QuerySet
+from goldenset.scoring.retrievers import (
     Corpus,
     Dense,
     Queries,
@@ -22,7 +23,7 @@ from goldenset.retrievers import (
     reciprocal_rank_fusion,
     to_groups,
 )
-from goldenset.scoring import QuerySet
+from goldenset.scoring.topk import TopK
 
 TEXTS = [
     "red apples grow on trees",

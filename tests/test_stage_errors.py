@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from goldenset.vectors import write_vectors
+from goldenset.core.vectors import write_vectors
 from tests.stages import assert_one_line_error, run_stage
 
 

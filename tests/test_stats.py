@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from goldenset.stats import BLOCK_ELEMENTS, EXACT_MAX_N, bootstrap_interval, randomization_test
+from goldenset.core.stats import BLOCK_ELEMENTS, EXACT_MAX_N, bootstrap_interval, randomization_test
 
 
 def mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -9,9 +9,9 @@ import stat
 
 import pytest
 
-from goldenset.errors import GoldensetError
-from goldenset.ingest import document_text
-from goldenset.tables import read_jsonl, write_atomically
+from goldenset.core.errors import GoldensetError
+from goldenset.core.tables import read_jsonl, write_atomically
+from goldenset.corpus.ingest import document_text
 
 
 def test_read_jsonl_skips_blank_lines_and_a_byte_order_mark(tmp_path):

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from goldenset.relevance import text_classes
-from goldenset.views import (
+from goldenset.scoring.relevance import text_classes
+from goldenset.scoring.views import (
     ItemChunks,
     Layout,
     context_view,

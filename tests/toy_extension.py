@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from goldenset.registry import (
+from goldenset.core.registry import (
     MEASURES,
     RANKING_VIEWS,
     REGISTRY,
@@ -25,7 +25,7 @@ class ToyParams(RetrieverSection):
 
 def build_toy(settings: ToyParams, corpus, device):
     """bm25 with its own k1 and no length normalisation: a retriever the project does not have."""
-    from goldenset.retrievers import BM25
+    from goldenset.scoring.retrievers import BM25
 
     return BM25(corpus, settings.k1, 0.0)
 

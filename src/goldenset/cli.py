@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from goldenset.compare import (
+from goldenset.compare.gate import (
     DifferentQuestions,
     Settings,
     Texts,
@@ -24,9 +24,9 @@ from goldenset.compare import (
     render_markdown,
     render_text,
 )
-from goldenset.errors import GoldensetError
-from goldenset.params import CompareParams, load_params
-from goldenset.revisions import label, read_results, read_texts
+from goldenset.compare.revisions import label, read_results, read_texts
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import CompareParams, load_params
 
 # Exit statuses of `goldenset compare`
 NO_REGRESSION, REGRESSION, REFUSED = 0, 1, 2
@@ -156,7 +156,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from goldenset.calibration_runs import calibrate  # loads the stages and their models
+    from goldenset.calibrate.runs import calibrate  # loads the stages and their models
 
     markdown, figures = calibrate(Path(args.repo), args.workdir)
     if args.json:

@@ -30,9 +30,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
 import goldenset
-from goldenset.errors import GoldensetError
-from goldenset.params import Params
-from goldenset.tables import write_atomically
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Params
+from goldenset.core.tables import write_atomically
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"

@@ -27,12 +27,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from goldenset.errors import GoldensetError
-from goldenset.generation.anthropic_provider import completion_of
+from goldenset.core.errors import GoldensetError
+from goldenset.core.tables import write_atomically
 from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
+from goldenset.generation.providers.anthropic import completion_of
 from goldenset.generation.session import Session
-from goldenset.tables import write_atomically
 
 log = logging.getLogger("goldenset")
 

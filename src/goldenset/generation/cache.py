@@ -41,9 +41,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from goldenset.errors import GoldensetError
+from goldenset.core.errors import GoldensetError
+from goldenset.core.tables import write_atomically
 from goldenset.generation.interface import Completion
-from goldenset.tables import write_atomically
 
 log = logging.getLogger("goldenset")
 

@@ -1,4 +1,5 @@
-"""Near-duplicate questions: the cosine of their content-word sets (goldenset.echo.content_words).
+"""Near-duplicate questions: the cosine of their content-word sets
+(goldenset.core.echo.content_words).
 
 Lexical on purpose: the generate stage stays free of the embedding model, and two questions that
 share nearly all their content words ask the same thing of a retriever. Paraphrases with other
@@ -13,7 +14,7 @@ import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.preprocessing import normalize
 
-from goldenset.echo import content_words
+from goldenset.core.echo import content_words
 
 BLOCK = 1024  # questions compared at a time: memory stays O(BLOCK x n), not O(n^2)
 

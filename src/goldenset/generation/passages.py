@@ -26,10 +26,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from goldenset.echo import WindowFrequency, content_words, distinctive_words
-from goldenset.errors import GoldensetError
-from goldenset.params import GenerateParams
-from goldenset.spans import pack_spans, sentence_spans
+from goldenset.core.echo import WindowFrequency, content_words, distinctive_words
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams
+from goldenset.core.spans import pack_spans, sentence_spans
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from goldenset.errors import GoldensetError
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams, Price
 from goldenset.generation.interface import Provider, is_paid
-from goldenset.params import GenerateParams, Price
 
 DEFAULT_PRICES: dict[str, Price] = {
     "claude-haiku-4-5": Price(input=1.0, output=5.0),

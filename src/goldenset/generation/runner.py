@@ -21,18 +21,18 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from goldenset.echo import WindowFrequency, WindowIndex
+from goldenset.core.echo import WindowFrequency, WindowIndex
+from goldenset.core.params import GenerateParams
 from goldenset.generation.batches import run_batches
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.interface import Provider, max_concurrency
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import Budget, run_price
-from goldenset.generation.providers import make_provider
+from goldenset.generation.providers.registry import make_provider
 from goldenset.generation.records import collect
 from goldenset.generation.session import MissHandler, Outcome, Session, ask_nothing
 from goldenset.generation.summary import GenerationStats, announce
 from goldenset.generation.validation import Specificity
-from goldenset.params import GenerateParams
 
 log = logging.getLogger("goldenset")
 
@@ -56,7 +56,7 @@ def run_generation(
     """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
 
     A question's echo (generate.max_echo) is measured against windows of its document's text
-    (goldenset.echo.echo). example_queries: real queries the prompt shows as style examples.
+    (goldenset.core.echo.echo). example_queries: real queries the prompt shows as style examples.
     titles: doc_id -> title; no question is about a document's title.
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask

@@ -15,14 +15,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from goldenset.echo import WindowIndex
+from goldenset.core.echo import WindowIndex
+from goldenset.core.params import GenerateParams
 from goldenset.generation.cache import AnswerCache, answer_key
 from goldenset.generation.interface import Completion, Provider
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, Budget, estimate_tokens
 from goldenset.generation.prompt import PROMPT_SHA, build_messages, mark_target, system_prompt
 from goldenset.generation.validation import Answer, InvalidAnswer, Specificity, validate_question
-from goldenset.params import GenerateParams
 
 # (cache key, messages, attempt) -> the answer, or None when it is not asked in this walk
 MissHandler = Callable[[str, list[dict[str, str]], int], Completion | None]

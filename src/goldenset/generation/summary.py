@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from goldenset.core.params import Price
 from goldenset.generation.interface import is_paid
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import (
@@ -18,7 +19,6 @@ from goldenset.generation.pricing import (
 )
 from goldenset.generation.prompt import build_messages, mark_target
 from goldenset.generation.session import Session, request_text
-from goldenset.params import Price
 
 log = logging.getLogger("goldenset")
 

@@ -1,7 +1,8 @@
 """Turn an LLM's raw answer into a checked question, or say exactly why not.
 
 Every check is a rule a golden-set question must obey: one natural stand-alone question, not a
-copy of the passage, not an echo of its document's words (generate.max_echo, goldenset.echo.echo),
+copy of the passage, not an echo of its document's words (generate.max_echo,
+goldenset.core.echo.echo),
 answered by its evidence (the sentence the program marked), naming nothing its document never
 mentions (a name or number it does not hold adds a premise), and specific enough to find its
 document: it keeps a distinctive term of its evidence (generate.distinctive_share). A failed
@@ -15,7 +16,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from goldenset.echo import (
+from goldenset.core.echo import (
     WindowFrequency,
     WindowIndex,
     answered_terms,
@@ -163,8 +164,9 @@ def validate_question(
     broken rule.
 
     asked: questions already accepted for the same passage (a repeat is invalid).
-    source: the question's document (goldenset.echo.WindowIndex); with max_echo, a question whose
-    echo (its best overlap with one window of the document) is above max_echo is invalid.
+    source: the question's document (goldenset.core.echo.WindowIndex); with max_echo, a
+    question whose echo (its best overlap with one window of the document) is above max_echo is
+    invalid.
     example_queries: real queries shown as style examples; a question that copies one is invalid.
     evidence: the marked sentence; a question it does not answer is invalid, and with
     specificity, one that keeps none of its distinctive terms.

@@ -9,7 +9,7 @@ import logging
 
 import pandas as pd
 
-from goldenset.audit import (
+from goldenset.audit.checks import (
     chance_flags,
     document_chance,
     document_indexes,
@@ -17,9 +17,9 @@ from goldenset.audit import (
     render_report,
     run_audit,
 )
-from goldenset.errors import GoldensetError
-from goldenset.params import Params
-from goldenset.paths import (
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Params
+from goldenset.core.paths import (
     AUDIT_METRICS,
     AUDIT_REPORT,
     DOCUMENTS,
@@ -31,10 +31,10 @@ from goldenset.paths import (
     QRELS,
     QUERIES,
 )
-from goldenset.querysets import read_goldenset
-from goldenset.stage import run_stage
-from goldenset.tables import write_atomically, write_json
-from goldenset.vectors import read_vectors
+from goldenset.core.stage import run_stage
+from goldenset.core.tables import write_atomically, write_json
+from goldenset.core.vectors import read_vectors
+from goldenset.corpus.queries import read_goldenset
 
 log = logging.getLogger("goldenset")
 

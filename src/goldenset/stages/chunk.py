@@ -6,13 +6,13 @@ import logging
 
 import pandas as pd
 
-from goldenset.chunking import chunk_documents
-from goldenset.errors import GoldensetError
-from goldenset.models import resolve_model_path
-from goldenset.params import Params
-from goldenset.paths import CHUNKS, DOCUMENTS
-from goldenset.stage import run_stage
-from goldenset.tables import write_parquet
+from goldenset.chunking.strategies import chunk_documents
+from goldenset.core.errors import GoldensetError
+from goldenset.core.models import resolve_model_path
+from goldenset.core.params import Params
+from goldenset.core.paths import CHUNKS, DOCUMENTS
+from goldenset.core.stage import run_stage
+from goldenset.core.tables import write_parquet
 
 log = logging.getLogger("goldenset")
 

@@ -7,13 +7,13 @@ import logging
 
 import pandas as pd
 
-from goldenset.embedding import cached_embedder
-from goldenset.embedding_cache import EmbeddingCache
-from goldenset.params import Params
-from goldenset.paths import CHUNKS, EMBEDDINGS, GOLDENSET, LABELLED, QUERIES
-from goldenset.querysets import read_goldenset
-from goldenset.stage import run_stage
-from goldenset.vectors import write_vectors
+from goldenset.core.params import Params
+from goldenset.core.paths import CHUNKS, EMBEDDINGS, GOLDENSET, LABELLED, QUERIES
+from goldenset.core.stage import run_stage
+from goldenset.core.vectors import write_vectors
+from goldenset.corpus.queries import read_goldenset
+from goldenset.embedding.cache import EmbeddingCache
+from goldenset.embedding.encoder import cached_embedder
 
 log = logging.getLogger("goldenset")
 
@@ -29,7 +29,7 @@ def main(params: Params) -> None:
     cached_before = len(cache)
     encode_missing = None
     if settings.engine == "ray":
-        from goldenset.embedding_ray import ray_encoder
+        from goldenset.embedding.ray import ray_encoder
 
         encode_missing = ray_encoder(settings)
     embed = cached_embedder(settings, cache, encode_missing)

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from goldenset.errors import GoldensetError
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Params
+from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
+from goldenset.core.stage import run_stage
+from goldenset.core.tables import read_jsonl, write_json, write_jsonl
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
-from goldenset.params import Params
-from goldenset.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
-from goldenset.stage import run_stage
-from goldenset.tables import read_jsonl, write_json, write_jsonl
 
 log = logging.getLogger("goldenset")
 EXAMPLES_DIR = "examples"  # a dependency of generate in dvc.yaml

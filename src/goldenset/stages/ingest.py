@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from goldenset.duplicates import Duplicate, find_duplicates
-from goldenset.ingest import Document, IngestResult, documents_frame, ingest
-from goldenset.labelled import LabelledResult, locate_questions, read_labelled_file
-from goldenset.params import Params
-from goldenset.paths import (
+from goldenset.core.params import Params
+from goldenset.core.paths import (
     DOCUMENTS,
     DUPLICATES,
     LABELLED,
@@ -24,7 +21,12 @@ from goldenset.paths import (
     QRELS,
     QUERIES,
 )
-from goldenset.querysets import (
+from goldenset.core.stage import run_stage
+from goldenset.core.tables import write_json, write_parquet
+from goldenset.corpus.duplicates import Duplicate, find_duplicates
+from goldenset.corpus.ingest import Document, IngestResult, documents_frame, ingest
+from goldenset.corpus.labelled import LabelledResult, locate_questions, read_labelled_file
+from goldenset.corpus.queries import (
     LABELLED_COLUMNS,
     LABELLED_FILE,
     NO_REAL_QUERIES,
@@ -35,8 +37,6 @@ from goldenset.querysets import (
     judged_documents,
     read_real_queries,
 )
-from goldenset.stage import run_stage
-from goldenset.tables import write_json, write_parquet
 
 log = logging.getLogger("goldenset")
 

@@ -1,10 +1,10 @@
 """score: every enabled retriever on every query set -> metrics, plots, per-question results,
-exports (BEIR, TREC runs) and the worst-misses report (the work: goldenset.score_run)."""
+exports (BEIR, TREC runs) and the worst-misses report (the work: goldenset.scoring.run)."""
 
 from __future__ import annotations
 
-from goldenset.params import Params
-from goldenset.score_run import score_configuration, write_score_outputs
+from goldenset.core.params import Params
+from goldenset.scoring.run import score_configuration, write_score_outputs
 
 
 def main(params: Params) -> None:
@@ -12,6 +12,6 @@ def main(params: Params) -> None:
 
 
 if __name__ == "__main__":
-    from goldenset.stage import run_stage
+    from goldenset.core.stage import run_stage
 
     run_stage(main)

@@ -1,0 +1,125 @@
+"""Outputs of any git revision, read through DVC: from the cache or the remote, never re-run.
+
+``rev=None`` is the workspace. After `dvc pull` (in CI, say) every committed run can be read.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from goldenset.compare.gate import Texts
+from goldenset.core.errors import GoldensetError
+from goldenset.core.paths import (
+    CHUNKS,
+    DOCUMENTS,
+    GOLDENSET,
+    LABELLED,
+    LABELLED_EVIDENCE,
+    QUERIES,
+    RESULTS,
+)
+from goldenset.core.tables import read_jsonl
+from goldenset.corpus.ingest import document_text
+
+
+def label(rev: str | None) -> str:
+    return "workspace" if rev is None else rev
+
+
+def in_repository(path: str | Path, project: str) -> tuple[str, str]:
+    """(path from the top of the DVC repository, that top): a project may be a subfolder of its
+    repository (`goldenset init` writes one), and DVC reads a revision's paths from the top."""
+    from dvc.repo import Repo
+
+    root = Repo.find_root(project)
+    inside = Path(os.path.relpath(Path(project).resolve(), Path(root).resolve()))
+    return (inside / path).as_posix(), root
+
+
+def read_bytes(path: str | Path, rev: str | None, repo: str) -> bytes:
+    """A file (DVC output or git-tracked) as it was at ``rev``."""
+    import dvc.api  # slow to import: only when a revision is read
+
+    try:
+        if rev is None:  # the workspace's file, whichever folder of the repository runs this
+            return (Path(repo) / path).read_bytes()
+        located, root = in_repository(path, repo)
+        with dvc.api.open(located, repo=root, rev=rev, mode="rb") as handle:
+            return handle.read()
+    except Exception as error:  # dvc raises many types (missing rev, file, cache); all mean this
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise GoldensetError(
+            f"cannot read {path} at {label(rev)}: {reason}; check the revision, and run "
+            "`dvc pull` (or `dvc repro` for the workspace) so its outputs are in the cache"
+        ) from None
+
+
+def read_results(rev: str | None, repo: str) -> pd.DataFrame:
+    return pd.read_parquet(io.BytesIO(read_bytes(RESULTS, rev, repo)))
+
+
+def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
+    """Question, evidence, chunk and document texts of a revision; what cannot be read is left
+    out (the report then shows ids only), since texts only help a reader."""
+    questions: dict[str, dict[str, str]] = {}
+    evidence: dict[str, dict[str, str]] = {}
+    if "synthetic" in query_sets:
+        rows = _optional(lambda: read_jsonl(read_bytes(GOLDENSET, rev, repo)), [])
+        questions["synthetic"] = {row["qid"]: row.get("question", "") for row in rows}
+        evidence["synthetic"] = {row["qid"]: row.get("evidence", "") for row in rows}
+    if "real" in query_sets:
+        questions["real"] = _optional(lambda: _parquet_texts(QUERIES, rev, repo), {})
+    documents = (
+        _optional(lambda: _texts(read_bytes(DOCUMENTS, rev, repo), "doc_id"), {})
+        if "real" in query_sets
+        else {}
+    )
+    if "labelled" in query_sets:
+        questions["labelled"] = _optional(lambda: _parquet_texts(LABELLED, rev, repo), {})
+        documents_text = _optional(lambda: _document_texts(rev, repo), {})
+        evidence["labelled"] = _optional(
+            lambda: _first_excerpts(read_bytes(LABELLED_EVIDENCE, rev, repo), documents_text), {}
+        )
+    chunks = _optional(lambda: _texts(read_bytes(CHUNKS, rev, repo), "chunk_id"), {})
+    return Texts(questions, evidence, chunks, documents)
+
+
+def _optional(read, empty):
+    try:
+        return read()
+    except (GoldensetError, ValueError, KeyError, OSError):
+        return empty
+
+
+def _texts(data: bytes, key: str) -> dict[str, str]:
+    frame = pd.read_parquet(io.BytesIO(data))
+    titles = frame["title"].fillna("").astype(str) if "title" in frame else [""] * len(frame)
+    texts = map(document_text, titles, frame["text"].astype(str))
+    return dict(zip(frame[key].astype(str), texts, strict=True))
+
+
+def _parquet_texts(path: Path, rev: str | None, repo: str) -> dict[str, str]:
+    """qid -> text of the queries in a (qid, text) table of that revision."""
+    frame = pd.read_parquet(io.BytesIO(read_bytes(path, rev, repo)))
+    return dict(zip(frame["qid"].astype(str), frame["text"].astype(str), strict=True))
+
+
+def _document_texts(rev: str | None, repo: str) -> dict[str, str]:
+    """doc_id -> text alone: evidence offsets count in it."""
+    data = io.BytesIO(read_bytes(DOCUMENTS, rev, repo))
+    frame = pd.read_parquet(data, columns=["doc_id", "text"])
+    return dict(zip(frame["doc_id"].astype(str), frame["text"].astype(str), strict=True))
+
+
+def _first_excerpts(data: bytes, documents: dict[str, str]) -> dict[str, str]:
+    """qid -> the text of its first evidence span, cut from its document."""
+    frame = pd.read_parquet(io.BytesIO(data)).drop_duplicates("qid")
+    return {
+        str(row.qid): documents[row.doc_id][row.start : row.end]
+        for row in frame.itertuples(index=False)
+        if row.doc_id in documents
+    }

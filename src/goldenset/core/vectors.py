@@ -1,0 +1,34 @@
+"""Vectors on disk: `<name>.npy` with `<name>.ids.json` beside it, row i belonging to ids[i]."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.tables import write_atomically
+
+
+def write_vectors(folder: str | Path, name: str, ids: list[str], vectors: np.ndarray) -> None:
+    """Both files atomically, the vectors as float32 .npy bytes."""
+    folder = Path(folder)
+    npy = io.BytesIO()
+    np.save(npy, vectors.astype(np.float32, copy=False))
+    write_atomically(folder / f"{name}.npy", npy.getvalue())
+    write_atomically(folder / f"{name}.ids.json", json.dumps(ids))
+
+
+def read_vectors(folder: str | Path, name: str, expected_ids: list[str]) -> np.ndarray:
+    """The vectors of `name`, checked to belong to expected_ids in that order."""
+    folder = Path(folder)
+    try:
+        ids = json.loads((folder / f"{name}.ids.json").read_text(encoding="utf-8"))
+        vectors = np.load(folder / f"{name}.npy")
+    except FileNotFoundError:
+        raise GoldensetError(f"{folder}: no {name} vectors; run `dvc repro embed`") from None
+    if ids != list(expected_ids):
+        raise GoldensetError(f"{folder}/{name}.npy is stale; run `dvc repro embed`")
+    return vectors

@@ -1,0 +1,157 @@
+"""The questions a retriever is scored on: the generated golden set, labelled questions
+(goldenset.corpus.labelled) and real queries.
+
+Real queries are the BEIR files at the top of the `ingest.path` folder (`queries.jsonl`, and
+`qrels.tsv` or `qrels/test.tsv`). The ingest stage reads them and writes data/queries.parquet
+and data/qrels.parquet, which always exist (empty when there are none), so no later stage
+depends on a path a fresh clone may lack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.tables import read_jsonl
+
+GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
+QUERY_COLUMNS = ["qid", "text"]
+# absent: why a judged document is not in the corpus ("" when it is): trec_eval still counts
+# it as relevant, and a retriever can never find it
+QRELS_COLUMNS = ["qid", "doc_id", "grade", "absent"]
+# a span-judged query set (synthetic, labelled): one or more evidence spans per question,
+# character offsets into the document text of data/documents.parquet
+EVIDENCE_COLUMNS = ["qid", "doc_id", "start", "end"]
+LABELLED_COLUMNS = ["qid", "text"]
+LABELLED_FILE = "labelled.jsonl"
+QUERIES_FILE = "queries.jsonl"
+QRELS_FILES = ("qrels.tsv", "qrels/test.tsv")
+NO_REAL_QUERIES = "no real queries: scoring the golden set only"
+
+
+def read_goldenset(path: str | Path) -> pd.DataFrame:
+    """Rows of goldenset.jsonl; an absent or empty file is an empty golden set."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=GOLDENSET_COLUMNS)
+    rows = read_jsonl(path)
+    return pd.DataFrame(rows, columns=None if rows else GOLDENSET_COLUMNS)
+
+
+def evidence_frame(rows: Iterable[tuple[str, str, int, int]] = ()) -> pd.DataFrame:
+    """The evidence table of a span-judged query set (EVIDENCE_COLUMNS)."""
+    frame = pd.DataFrame(list(rows), columns=EVIDENCE_COLUMNS)
+    return frame.astype({"qid": str, "doc_id": str, "start": np.int64, "end": np.int64})
+
+
+def golden_evidence(golden: pd.DataFrame) -> pd.DataFrame:
+    """The golden set as an evidence table (qid, doc_id, start, end): one span per question."""
+    spans = golden[["qid", "doc_id", "evidence_start", "evidence_end"]].itertuples(index=False)
+    return evidence_frame(spans)
+
+
+def is_real_query_file(relative_path: str) -> bool:
+    """True for the BEIR query and judgment files at the top of the documents folder."""
+    return relative_path in (QUERIES_FILE, "qrels.tsv") or relative_path.startswith("qrels/")
+
+
+def is_query_file(relative_path: str) -> bool:
+    """True for the files of questions at the top of the documents folder: BEIR or labelled."""
+    return is_real_query_file(relative_path) or relative_path == LABELLED_FILE
+
+
+def find_qrels(folder: Path) -> Path | None:
+    for name in QRELS_FILES:
+        if (folder / name).exists():
+            return folder / name
+    return None
+
+
+def read_real_queries(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """BEIR queries.jsonl (qid, text) and qrels (qid, doc_id, grade); None when the folder has none.
+
+    Only queries with a judgment are kept: the others cannot be scored.
+    """
+    folder = Path(folder)
+    queries_path, qrels_path = folder / "queries.jsonl", find_qrels(folder)
+    if not queries_path.exists() and qrels_path is None:
+        return None
+    if not queries_path.exists() or qrels_path is None:
+        raise GoldensetError(
+            f"ingest.path: {folder} needs both queries.jsonl and qrels.tsv (BEIR format) "
+            "for real queries, or neither; or set ingest.real_queries: false"
+        )
+    queries = _read_queries(queries_path)
+    qrels = _read_qrels(qrels_path)
+    unknown = sorted(set(qrels["qid"]) - set(queries["qid"]))
+    if unknown:
+        raise GoldensetError(
+            f"{qrels_path}: {len(unknown)} query ids are not in {queries_path} "
+            f"(first: {unknown[0]!r}); fix the qrels or the queries file"
+        )
+    return queries[queries["qid"].isin(set(qrels["qid"]))].reset_index(drop=True), qrels
+
+
+def _read_queries(path: Path) -> pd.DataFrame:
+    rows = read_jsonl(
+        path,
+        lambda query, _: (str(query["_id"]), str(query["text"])),
+        lambda number: f"{path}:{number}: expected a JSON object with '_id' and 'text'",
+    )
+    return pd.DataFrame(rows, columns=["qid", "text"])
+
+
+def _read_qrels(path: Path) -> pd.DataFrame:
+    try:
+        qrels = pd.read_csv(path, sep="\t", dtype={0: str, 1: str}, comment=None)
+    except (pd.errors.ParserError, ValueError) as error:
+        raise GoldensetError(f"{path}: not a BEIR qrels TSV ({error})") from None
+    if qrels.shape[1] != 3:
+        raise GoldensetError(f"{path}: expected 3 columns: query-id, corpus-id, score")
+    qrels.columns = ["qid", "doc_id", "grade"]
+    qrels["grade"] = pd.to_numeric(qrels["grade"], errors="raise")
+    return qrels
+
+
+def judged_documents(
+    qrels: pd.DataFrame,
+    doc_ids: set[str],
+    skipped: dict[str, str],
+    kept_twin: dict[str, str],
+    qrels_path: str,
+) -> pd.DataFrame:
+    """Qrels against the ingested corpus: the QRELS_COLUMNS table.
+
+    A judgment on a dropped duplicate moves to its kept twin (the best grade when both were
+    judged). A judged document skipped at ingest (`skipped`: doc_id -> reason) stays, marked
+    absent. Any other unknown document means the wrong corpus or the wrong qrels: an error.
+    """
+    judged = qrels.assign(doc_id=qrels["doc_id"].map(lambda d: kept_twin.get(d, d)))
+    unknown = sorted(set(judged["doc_id"]) - doc_ids - set(skipped))
+    if unknown:
+        raise GoldensetError(
+            f"ingest.path: the qrels {qrels_path} name {len(unknown)} documents that are "
+            f"not in the corpus (first: {unknown[0]!r}); check ingest.path or the qrels"
+        )
+    judged = judged.sort_values("grade", ascending=False, kind="stable")
+    judged = judged.drop_duplicates(["qid", "doc_id"]).sort_index()
+    absent = judged["doc_id"].map(lambda d: "" if d in doc_ids else skipped[d])
+    judged = judged.assign(grade=judged["grade"].astype(float), absent=absent)
+    return judged[QRELS_COLUMNS].reset_index(drop=True)
+
+
+def absent_summary(qrels: pd.DataFrame) -> str | None:
+    """One warning for judged documents skipped at ingest, or None when there are none."""
+    absent = qrels.drop_duplicates("doc_id")
+    absent = absent[absent["absent"] != ""]
+    if absent.empty:
+        return None
+    reasons = ", ".join(f"{n} {why}" for why, n in absent["absent"].value_counts().items())
+    return (
+        f"warning: {len(absent)} judged documents were skipped at ingest ({reasons}): they count "
+        "as relevant and never retrieved, as trec_eval counts them"
+    )

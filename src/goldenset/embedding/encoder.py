@@ -1,0 +1,145 @@
+"""Texts to vectors with sentence-transformers, paying only for texts the cache has never seen."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.models import resolve_model_path
+from goldenset.core.params import EmbedParams
+from goldenset.embedding.cache import EmbeddingCache, cache_key
+
+log = logging.getLogger("goldenset")
+
+Encoder = Callable[[list[str]], np.ndarray]
+# encodes (key, text) pairs the cache lacks straight into the cache (embed.engine: ray)
+MissingEncoder = Callable[[list[tuple[bytes, str]], EmbeddingCache, str], None]
+FLUSH_EVERY = 2048  # texts per cache segment: a crash re-embeds at most this many
+
+
+def model_identity(params: EmbedParams) -> dict:
+    """What makes two vectors of the same text differ: part of every cache key."""
+    return {
+        "model": params.model,
+        "revision": params.revision,
+        "normalize": params.normalize,
+        "max_seq_length": params.max_seq_length,
+    }
+
+
+def load_encoder(params: EmbedParams, device: str | None = "cpu") -> tuple[Encoder, int]:
+    """The sentence-transformers model named in params, as an encode function and its dimension.
+
+    device None lets sentence-transformers pick a GPU when there is one (a Ray actor's)."""
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        model = SentenceTransformer(
+            resolve_model_path(params.model), revision=params.revision, device=device
+        )
+    except Exception as error:  # the hub client raises many types for "no such model"
+        raise GoldensetError(
+            f"embed.model: cannot load '{params.model}' ({type(error).__name__}). Use a "
+            "sentence-transformers model name available offline or a local model folder"
+        ) from None
+    if params.max_seq_length:
+        model.max_seq_length = params.max_seq_length
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return model.encode(
+            texts,
+            batch_size=params.batch_size,
+            normalize_embeddings=params.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32, copy=False)
+
+    dimension = (
+        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    )
+    return encode, dimension()
+
+
+def embed_texts(
+    texts: Sequence[str],
+    encode: Encoder,
+    cache: EmbeddingCache,
+    identity: dict,
+    prefix: str = "",
+    *,
+    dimension: int,
+    batch_size: int = 64,
+    description: str = "embed",
+    encode_missing: MissingEncoder | None = None,
+) -> np.ndarray:
+    """Vectors for texts in order; only distinct texts missing from the cache are encoded, by
+    encode in batches or, when given, by encode_missing (another engine) all at once."""
+    keys = [cache_key(identity, prefix, text) for text in texts]
+    missing = _distinct_missing(keys, texts, cache)
+    if missing:
+        log.info("%s: %d of %d texts not in the cache", description, len(missing), len(texts))
+        if encode_missing is not None:
+            encode_missing(missing, cache, prefix)
+        else:
+            _encode_into_cache(missing, encode, cache, prefix, batch_size, description)
+    if not texts:
+        return np.zeros((0, dimension), dtype=np.float32)
+    return np.stack([cache.get(key) for key in keys])
+
+
+def cached_embedder(
+    params: EmbedParams, cache: EmbeddingCache, encode_missing: MissingEncoder | None = None
+) -> Callable[..., np.ndarray]:
+    """The model of params, loaded once, as `embed(texts, prefix, description)`: embed_texts
+    through the cache (and encode_missing, when given)."""
+    encode, dimension = load_encoder(params)
+    identity = model_identity(params)
+
+    def embed(texts: Sequence[str], prefix: str, description: str = "embed") -> np.ndarray:
+        return embed_texts(
+            texts,
+            encode,
+            cache,
+            identity,
+            prefix,
+            dimension=dimension,
+            batch_size=params.batch_size,
+            description=description,
+            encode_missing=encode_missing,
+        )
+
+    return embed
+
+
+def _distinct_missing(
+    keys: list[bytes], texts: Sequence[str], cache: EmbeddingCache
+) -> list[tuple[bytes, str]]:
+    seen: dict[bytes, str] = {}
+    for key, text in zip(keys, texts, strict=True):
+        if key not in cache and key not in seen:
+            seen[key] = text
+    # similar lengths in one batch waste less padding
+    return sorted(seen.items(), key=lambda item: len(item[1]))
+
+
+def _encode_into_cache(
+    missing: list[tuple[bytes, str]],
+    encode: Encoder,
+    cache: EmbeddingCache,
+    prefix: str,
+    batch_size: int,
+    description: str,
+) -> None:
+    with tqdm(total=len(missing), desc=description, unit="text") as progress:
+        for start in range(0, len(missing), FLUSH_EVERY):
+            part = missing[start : start + FLUSH_EVERY]
+            vectors = []
+            for batch_start in range(0, len(part), batch_size):
+                batch = part[batch_start : batch_start + batch_size]
+                vectors.append(encode([prefix + text for _, text in batch]))
+                progress.update(len(batch))
+            cache.add([key for key, _ in part], np.concatenate(vectors))

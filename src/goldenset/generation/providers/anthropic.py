@@ -1,0 +1,95 @@
+"""Claude through the `anthropic` SDK's Messages API.
+
+Retries are the SDK's own: it honours retry-after on 429 and backs off with jitter on 408, 429,
+5xx, 529 and timeouts, up to generate.max_retries. The SDK (2.x) no longer takes sampling
+settings, so generate.temperature does not apply here and is not part of the cache identity.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams
+from goldenset.generation.interface import Completion, LazyClient
+from goldenset.generation.providers.sdk_errors import ServiceContext, translate
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+
+class AnthropicProvider(LazyClient):
+    """Cheap to build: the key check and the SDK client wait for the first request, so a run
+    answered entirely from the cache needs no ANTHROPIC_API_KEY."""
+
+    name = "anthropic"
+    paid = True
+    max_concurrency = None
+
+    def __init__(
+        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        self._params = params
+        self._api_key = api_key
+        self._base_url = base_url
+        self.model = params.model or DEFAULT_MODEL
+        self.max_tokens = params.max_tokens
+
+    def identity(self) -> dict:
+        return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
+
+    def _build_client(self) -> Any:
+        api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            raise GoldensetError(
+                "generate.provider is 'anthropic' but ANTHROPIC_API_KEY is not set: export it, "
+                "or set generate.provider to local"
+            )
+        import anthropic  # here, after the key check: the SDK takes seconds to import
+
+        self._sdk = anthropic
+        params = self._params
+        client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=self._base_url,
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+        )
+        self._context = ServiceContext(
+            service="Anthropic API",
+            model=self.model,
+            key_variable="ANTHROPIC_API_KEY",
+            url=str(client.base_url),
+            url_hint="ANTHROPIC_BASE_URL (or unset it for api.anthropic.com)",
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+            secret=api_key,
+        )
+        return client
+
+    def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+        client = self.client()
+        try:
+            response = client.messages.create(**self.request(system, messages))
+        except self._sdk.APIError as error:
+            raise translate(self._sdk, error, self._context) from None
+        return completion_of(response)
+
+    def request(self, system: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The Messages API request, sent at once or as one request of a batch."""
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": system,
+            "messages": messages,
+        }
+
+
+def completion_of(message: Any) -> Completion:
+    """A Messages API reply (a synchronous response, or a batch request's result) as an answer."""
+    return Completion(
+        text="".join(block.text for block in message.content if block.type == "text"),
+        input_tokens=message.usage.input_tokens,
+        output_tokens=message.usage.output_tokens,
+        truncated=message.stop_reason == "max_tokens",
+    )

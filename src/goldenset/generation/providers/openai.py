@@ -1,0 +1,110 @@
+"""Any OpenAI-compatible chat-completions server through the `openai` SDK: OpenAI itself, Ollama,
+vLLM, llama.cpp server (generate.openai.base_url).
+
+Retries are the SDK's own (retry-after on 429, backoff with jitter on 408/429/5xx and timeouts).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams
+from goldenset.generation.interface import (
+    RETRY_TEMPERATURE,
+    Completion,
+    LazyClient,
+    attempt_temperature,
+)
+from goldenset.generation.pricing import estimate_tokens
+from goldenset.generation.providers.sdk_errors import ServiceContext, translate
+
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+class OpenAIProvider(LazyClient):
+    """Cheap to build: the key check and the SDK client wait for the first request, so a run
+    answered entirely from the cache needs no OPENAI_API_KEY."""
+
+    name = "openai"
+    max_concurrency = None
+
+    def __init__(
+        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        self._params = params
+        self._api_key = api_key
+        self._base_url = base_url or params.openai.base_url or os.environ.get("OPENAI_BASE_URL")
+        # Without a base_url the SDK calls api.openai.com: that one needs a key and costs money.
+        self.paid = self._base_url is None
+        self.model = params.model or DEFAULT_MODEL
+        self.max_tokens = params.max_tokens
+        self.temperature = params.temperature
+        self.seed = params.seed
+
+    def identity(self) -> dict:
+        return {
+            "provider": self.name,
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "retry_temperature": RETRY_TEMPERATURE,
+            "seed": self.seed,
+        }
+
+    def _build_client(self) -> Any:
+        api_key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            if self.paid:
+                raise GoldensetError(
+                    "generate.provider is 'openai' with no generate.openai.base_url, so it would "
+                    "call api.openai.com, but OPENAI_API_KEY is not set: export it, or set "
+                    "generate.openai.base_url to your server (Ollama, vLLM, llama.cpp)"
+                )
+            api_key = "not-needed"  # local servers ignore it; the SDK insists on one
+        import openai  # here, after the key check: the SDK takes a while to import
+
+        self._sdk = openai
+        params = self._params
+        client = openai.OpenAI(
+            api_key=api_key,
+            base_url=self._base_url,
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+        )
+        self._context = ServiceContext(
+            service="OpenAI-compatible server",
+            model=self.model,
+            key_variable="OPENAI_API_KEY",
+            url=str(client.base_url),
+            url_hint="generate.openai.base_url",
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+            secret=api_key,
+        )
+        return client
+
+    def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+        client = self.client()
+        try:
+            response = client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "system", "content": system}, *messages],
+                max_tokens=self.max_tokens,
+                temperature=attempt_temperature(self.temperature, attempt),
+                seed=self.seed + attempt,
+            )
+        except self._sdk.APIError as error:
+            raise translate(self._sdk, error, self._context) from None
+        if not response.choices:
+            raise GoldensetError(f"{self._context.service} at {self._context.url} sent no choices")
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        usage = response.usage  # some compatible servers leave it out: estimate instead
+        return Completion(
+            text=text,
+            input_tokens=usage.prompt_tokens if usage else estimate_tokens(system + str(messages)),
+            output_tokens=usage.completion_tokens if usage else estimate_tokens(text),
+            truncated=choice.finish_reason == "length",
+        )

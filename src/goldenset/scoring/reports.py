@@ -1,0 +1,92 @@
+"""reports/worst_misses.md: the golden-set questions whose evidence ranked lowest, and why."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from goldenset.scoring.metrics import first_relevant_rank, judged_gains
+from goldenset.scoring.querysets import QuerySet
+from goldenset.scoring.topk import TopK
+
+
+def first_relevant_ranks(found: TopK, query_set: QuerySet) -> np.ndarray:
+    """1-based rank of each query's first relevant item; 0 when none is in its list."""
+    return first_relevant_rank(judged_gains(found.indices, query_set.qrels))
+
+
+def worst_misses(
+    questions: pd.DataFrame,
+    query_set: QuerySet,
+    ranked: Mapping[str, TopK],
+    chunk_texts: list[str],
+    n: int,
+    shown: int,
+    chars: int,
+) -> str:
+    """Markdown, one section per retriever: its ``n`` worst-ranked questions (ranked below 1).
+
+    For each: the question, its evidence, the rank of its first relevant chunk, and the first
+    ``shown`` chunks that outranked it, every text cut to ``chars`` characters.
+    """
+    depth = max((found.indices.shape[1] for found in ranked.values()), default=0)
+    lines = [
+        "# Worst misses",
+        "",
+        "Golden-set questions whose evidence ranked lowest, per retriever: the question, its",
+        "evidence, and the chunks that outranked it. Unranked means below the top "
+        f"{depth} (`score.depth`).",
+    ]
+    for retriever, found in ranked.items():
+        lines += ["", f"## {retriever}", ""]
+        ranks = first_relevant_ranks(found, query_set)
+        has_relevant = np.asarray(query_set.qrels.sum(axis=1)).ravel() > 0
+        misses = np.flatnonzero(has_relevant & (ranks != 1))
+        # unranked first, then by rank, lowest first; question order breaks ties
+        misses = misses[
+            np.lexsort((misses, -np.where(ranks[misses] == 0, depth + 1, ranks[misses])))
+        ]
+        if misses.size == 0:
+            lines.append("Every question's evidence ranked first.")
+        for row in misses[:n]:
+            lines += _miss(
+                questions.iloc[row],
+                int(ranks[row]),
+                found,
+                row,
+                query_set,
+                chunk_texts,
+                shown,
+                chars,
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _miss(question, rank, found, row, query_set, chunk_texts, shown, chars) -> list[str]:
+    place = f"rank {rank}" if rank else "unranked"
+    relevant = query_set.qrels[[row], :].indices
+    lines = [
+        f"### {place}: {_cut(question['question'], chars)}",
+        "",
+        f"- question id `{question['qid']}`, document `{question['doc_id']}`",
+        f"- evidence: {_cut(question['evidence'], chars)}",
+        "- relevant chunks: " + ", ".join(f"`{query_set.item_ids[i]}`" for i in relevant),
+        "",
+    ]
+    above = found.indices[row][: (rank - 1) if rank else None]
+    above = above[above >= 0][:shown]
+    for position, item in enumerate(above, start=1):
+        score = float(found.scores[row][position - 1])
+        lines.append(
+            f"{position}. `{query_set.item_ids[item]}` (score {score:.4g}): "
+            f"{_cut(chunk_texts[item], chars)}"
+        )
+    lines.append("")
+    return lines
+
+
+def _cut(text: str, chars: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
