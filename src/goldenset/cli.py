@@ -8,7 +8,6 @@ calibrate                 does the golden set rank configurations as the referen
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -157,10 +156,11 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.calibrate.runs import calibrate  # loads the stages and their models
+    from goldenset.core.tables import write_json
 
     markdown, figures = calibrate(Path(args.repo), args.workdir)
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, figures)
     sys.stdout.write(markdown)
     return 0
 

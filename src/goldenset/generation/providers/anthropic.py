@@ -13,7 +13,7 @@ from typing import Any
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import GenerateParams
 from goldenset.generation.interface import Completion, LazyClient
-from goldenset.generation.providers.sdk_errors import ServiceContext, translate
+from goldenset.generation.providers.sdk_errors import connect, translate
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
@@ -21,6 +21,11 @@ DEFAULT_MODEL = "claude-haiku-4-5"
 class AnthropicProvider(LazyClient):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
     answered entirely from the cache needs no ANTHROPIC_API_KEY."""
+
+    SERVICE = "Anthropic API"
+    KEY_VARIABLE = "ANTHROPIC_API_KEY"
+    # what to set when it cannot be reached
+    URL_HINT = "ANTHROPIC_BASE_URL (or unset it for api.anthropic.com)"
 
     name = "anthropic"
     paid = True
@@ -48,23 +53,7 @@ class AnthropicProvider(LazyClient):
         import anthropic  # here, after the key check: the SDK takes seconds to import
 
         self._sdk = anthropic
-        params = self._params
-        client = anthropic.Anthropic(
-            api_key=api_key,
-            base_url=self._base_url,
-            max_retries=params.max_retries,
-            timeout=params.request_timeout,
-        )
-        self._context = ServiceContext(
-            service="Anthropic API",
-            model=self.model,
-            key_variable="ANTHROPIC_API_KEY",
-            url=str(client.base_url),
-            url_hint="ANTHROPIC_BASE_URL (or unset it for api.anthropic.com)",
-            max_retries=params.max_retries,
-            timeout=params.request_timeout,
-            secret=api_key,
-        )
+        client, self._context = connect(anthropic.Anthropic, self, api_key)
         return client
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.tables import write_atomically
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768
@@ -151,7 +152,4 @@ def _marker(target: Path) -> Path:
 
 
 def _write_marker(target: Path, *, sha256: str, size: int) -> None:
-    marker = _marker(target)
-    temp = marker.with_name(marker.name + f".{os.getpid()}.tmp")
-    temp.write_text(json.dumps({"sha256": sha256, "size": size}), encoding="utf-8")
-    os.replace(temp, marker)
+    write_atomically(_marker(target), json.dumps({"sha256": sha256, "size": size}))

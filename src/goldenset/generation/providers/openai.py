@@ -18,7 +18,7 @@ from goldenset.generation.interface import (
     attempt_temperature,
 )
 from goldenset.generation.pricing import estimate_tokens
-from goldenset.generation.providers.sdk_errors import ServiceContext, translate
+from goldenset.generation.providers.sdk_errors import connect, translate
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
@@ -26,6 +26,10 @@ DEFAULT_MODEL = "gpt-4o-mini"
 class OpenAIProvider(LazyClient):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
     answered entirely from the cache needs no OPENAI_API_KEY."""
+
+    SERVICE = "OpenAI-compatible server"
+    KEY_VARIABLE = "OPENAI_API_KEY"
+    URL_HINT = "generate.openai.base_url"  # what to set when it cannot be reached
 
     name = "openai"
     max_concurrency = None
@@ -66,23 +70,7 @@ class OpenAIProvider(LazyClient):
         import openai  # here, after the key check: the SDK takes a while to import
 
         self._sdk = openai
-        params = self._params
-        client = openai.OpenAI(
-            api_key=api_key,
-            base_url=self._base_url,
-            max_retries=params.max_retries,
-            timeout=params.request_timeout,
-        )
-        self._context = ServiceContext(
-            service="OpenAI-compatible server",
-            model=self.model,
-            key_variable="OPENAI_API_KEY",
-            url=str(client.base_url),
-            url_hint="generate.openai.base_url",
-            max_retries=params.max_retries,
-            timeout=params.request_timeout,
-            secret=api_key,
-        )
+        client, self._context = connect(openai.OpenAI, self, api_key)
         return client
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:

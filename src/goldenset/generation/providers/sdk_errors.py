@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 from goldenset.core.errors import GoldensetError
 
@@ -24,6 +25,30 @@ class ServiceContext:
     max_retries: int
     timeout: float
     secret: str | None = None  # scrubbed from any message we print
+
+
+def connect(client_class: Any, provider: Any, api_key: str) -> tuple[Any, ServiceContext]:
+    """An SDK client with generate's retries and timeout, and the context its errors are told in
+    (the key is kept only to be scrubbed from messages). provider: an SDK provider, naming its
+    SERVICE, KEY_VARIABLE and URL_HINT, with its params, base URL and model."""
+    params = provider._params
+    client = client_class(
+        api_key=api_key,
+        base_url=provider._base_url,
+        max_retries=params.max_retries,
+        timeout=params.request_timeout,
+    )
+    context = ServiceContext(
+        service=provider.SERVICE,
+        model=provider.model,
+        key_variable=provider.KEY_VARIABLE,
+        url=str(client.base_url),
+        url_hint=provider.URL_HINT,
+        max_retries=params.max_retries,
+        timeout=params.request_timeout,
+        secret=api_key,
+    )
+    return client, context
 
 
 def _server_message(error: Exception, secret: str | None) -> str:
