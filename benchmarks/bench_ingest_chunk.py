@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 
 from goldenset.chunking.strategies import chunk_documents
-from goldenset.core.models import resolve_model_path
+from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.params import ChunkParams
-from goldenset.corpus.ingest import documents_frame, ingest
+from goldenset.corpus.documents import documents_frame
+from goldenset.corpus.ingest import ingest
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/datasets/scifact/corpus.jsonl.gz"
 

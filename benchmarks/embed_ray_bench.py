@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from goldenset.core.params import EmbedParams  # noqa: E402
-from goldenset.corpus.ingest import document_text  # noqa: E402
+from goldenset.corpus.beir import document_text  # noqa: E402
 from goldenset.embedding.cache import EmbeddingCache  # noqa: E402
 from goldenset.embedding.encoder import embed_texts, load_encoder, model_identity  # noqa: E402
 from goldenset.embedding.ray import ray_encoder, start_ray  # noqa: E402

@@ -21,7 +21,7 @@ from goldenset.calibrate.agreement import decision_agreement, tau_interval
 from goldenset.calibrate.runs import anchored, enabled_retrievers, grid, with_headline
 from goldenset.chunking.strategies import chunk_documents
 from goldenset.core.errors import GoldensetError
-from goldenset.core.models import resolve_model_path
+from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.params import ChunkParams, RetrieversParams, ScoreParams, parse_params
 from goldenset.corpus.queries import evidence_frame
 from tests.conftest import ROOT

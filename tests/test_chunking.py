@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goldenset.chunking.strategies import char_spans, chunk_document, chunk_documents, token_spans
-from goldenset.core.models import resolve_model_path
+from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.params import ChunkParams
 from goldenset.core.spans import markdown_section_spans, pack_spans, paragraph_spans, sentence_spans
 

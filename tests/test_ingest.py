@@ -11,13 +11,10 @@ import pandas as pd
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.corpus.ingest import (
-    documents_frame,
-    html_title_and_text,
-    ingest,
-    markdown_title,
-    rst_title,
-)
+from goldenset.corpus.documents import documents_frame
+from goldenset.corpus.html import html_title_and_text
+from goldenset.corpus.ingest import ingest
+from goldenset.corpus.titles import markdown_title, rst_title
 from tests.stages import assert_one_line_error, run_stage
 
 ROOT = Path(__file__).resolve().parents[1]

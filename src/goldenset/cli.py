@@ -156,7 +156,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.calibrate.runs import calibrate  # loads the stages and their models
-    from goldenset.core.tables import write_json
+    from goldenset.core.files import write_json
 
     markdown, figures = calibrate(Path(args.repo), args.workdir)
     if args.json:

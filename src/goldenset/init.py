@@ -31,8 +31,8 @@ from ruamel.yaml.comments import CommentedMap
 
 import goldenset
 from goldenset.core.errors import GoldensetError
+from goldenset.core.files import write_atomically
 from goldenset.core.params import Params
-from goldenset.core.tables import write_atomically
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"

@@ -37,6 +37,7 @@ from goldenset.calibrate.agreement import (
     render_markdown,
 )
 from goldenset.core.errors import GoldensetError
+from goldenset.core.files import write_atomically
 from goldenset.core.params import (
     CalibrateParams,
     ChunkParams,
@@ -47,7 +48,6 @@ from goldenset.core.params import (
     load_params,
 )
 from goldenset.core.registry import REGISTRY, fused_sections, model_free
-from goldenset.core.tables import write_atomically
 from goldenset.scoring.run import score_configuration, write_score_outputs
 
 KEYS = ["query_set", "retriever", "qid"]

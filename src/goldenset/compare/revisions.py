@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pandas as pd
 
 from goldenset.compare.gate import Texts
 from goldenset.core.errors import GoldensetError
+from goldenset.core.files import read_jsonl, read_parquet_bytes
 from goldenset.core.paths import (
     CHUNKS,
     DOCUMENTS,
@@ -22,8 +22,7 @@ from goldenset.core.paths import (
     QUERIES,
     RESULTS,
 )
-from goldenset.core.tables import read_jsonl
-from goldenset.corpus.ingest import document_text
+from goldenset.corpus.beir import document_text
 
 
 def label(rev: str | None) -> str:
@@ -59,7 +58,7 @@ def read_bytes(path: str | Path, rev: str | None, repo: str) -> bytes:
 
 
 def read_results(rev: str | None, repo: str) -> pd.DataFrame:
-    return pd.read_parquet(io.BytesIO(read_bytes(RESULTS, rev, repo)))
+    return read_parquet_bytes(read_bytes(RESULTS, rev, repo))
 
 
 def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
@@ -96,7 +95,7 @@ def _optional(read, empty):
 
 
 def _texts(data: bytes, key: str) -> dict[str, str]:
-    frame = pd.read_parquet(io.BytesIO(data))
+    frame = read_parquet_bytes(data)
     titles = frame["title"].fillna("").astype(str) if "title" in frame else [""] * len(frame)
     texts = map(document_text, titles, frame["text"].astype(str))
     return dict(zip(frame[key].astype(str), texts, strict=True))
@@ -104,20 +103,19 @@ def _texts(data: bytes, key: str) -> dict[str, str]:
 
 def _parquet_texts(path: Path, rev: str | None, repo: str) -> dict[str, str]:
     """qid -> text of the queries in a (qid, text) table of that revision."""
-    frame = pd.read_parquet(io.BytesIO(read_bytes(path, rev, repo)))
+    frame = read_parquet_bytes(read_bytes(path, rev, repo))
     return dict(zip(frame["qid"].astype(str), frame["text"].astype(str), strict=True))
 
 
 def _document_texts(rev: str | None, repo: str) -> dict[str, str]:
     """doc_id -> text alone: evidence offsets count in it."""
-    data = io.BytesIO(read_bytes(DOCUMENTS, rev, repo))
-    frame = pd.read_parquet(data, columns=["doc_id", "text"])
+    frame = read_parquet_bytes(read_bytes(DOCUMENTS, rev, repo), columns=["doc_id", "text"])
     return dict(zip(frame["doc_id"].astype(str), frame["text"].astype(str), strict=True))
 
 
 def _first_excerpts(data: bytes, documents: dict[str, str]) -> dict[str, str]:
     """qid -> the text of its first evidence span, cut from its document."""
-    frame = pd.read_parquet(io.BytesIO(data)).drop_duplicates("qid")
+    frame = read_parquet_bytes(data).drop_duplicates("qid")
     return {
         str(row.qid): documents[row.doc_id][row.start : row.end]
         for row in frame.itertuples(index=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.tables import write_atomically
+from goldenset.core.files import write_atomically
 
 
 def write_vectors(folder: str | Path, name: str, ids: list[str], vectors: np.ndarray) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.tables import read_jsonl
+from goldenset.core.files import read_jsonl
 from goldenset.corpus.queries import LABELLED_COLUMNS, evidence_frame
 
 SQUAD_SEPARATOR = "\n\n"  # between the paragraphs of an article: a paragraph break, as in .md

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.tables import read_jsonl
+from goldenset.core.files import read_jsonl
 
 GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
 QUERY_COLUMNS = ["qid", "text"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from goldenset.core.tables import write_atomically
+from goldenset.core.files import write_atomically
 
 KEY_BYTES = 32
 

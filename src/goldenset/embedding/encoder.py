@@ -9,7 +9,7 @@ import numpy as np
 from tqdm import tqdm
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.models import resolve_model_path
+from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.params import EmbedParams
 from goldenset.embedding.cache import EmbeddingCache, cache_key
 

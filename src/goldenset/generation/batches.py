@@ -28,7 +28,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.tables import write_atomically
+from goldenset.core.files import write_atomically
 from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
 from goldenset.generation.providers.anthropic import completion_of

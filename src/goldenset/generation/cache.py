@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.tables import write_atomically
+from goldenset.core.files import write_atomically
 from goldenset.generation.interface import Completion
 
 log = logging.getLogger("goldenset")

@@ -20,9 +20,9 @@ from scipy.sparse import csr_array
 
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
+from goldenset.core.files import write_atomically, write_json, write_parquet
 from goldenset.core.params import Params, ScoreParams
 from goldenset.core.registry import REGISTRY, build_retrievers
-from goldenset.core.tables import write_atomically, write_json, write_parquet
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.queries import (
     NO_REAL_QUERIES,

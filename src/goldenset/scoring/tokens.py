@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.models import resolve_model_path
+from goldenset.core.packaged_models import resolve_model_path
 
 
 def load_tokenizer(name: str):

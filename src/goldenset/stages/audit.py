@@ -18,6 +18,7 @@ from goldenset.audit.checks import (
     run_audit,
 )
 from goldenset.core.errors import GoldensetError
+from goldenset.core.files import write_atomically, write_json
 from goldenset.core.params import Params
 from goldenset.core.paths import (
     AUDIT_METRICS,
@@ -32,7 +33,6 @@ from goldenset.core.paths import (
     QUERIES,
 )
 from goldenset.core.stage import run_stage
-from goldenset.core.tables import write_atomically, write_json
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.queries import read_goldenset
 

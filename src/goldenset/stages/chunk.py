@@ -8,11 +8,11 @@ import pandas as pd
 
 from goldenset.chunking.strategies import chunk_documents
 from goldenset.core.errors import GoldensetError
-from goldenset.core.models import resolve_model_path
+from goldenset.core.files import write_parquet
+from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.params import Params
 from goldenset.core.paths import CHUNKS, DOCUMENTS
 from goldenset.core.stage import run_stage
-from goldenset.core.tables import write_parquet
 
 log = logging.getLogger("goldenset")
 

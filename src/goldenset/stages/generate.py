@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.files import read_jsonl, write_json, write_jsonl
 from goldenset.core.params import Params
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
-from goldenset.core.tables import read_jsonl, write_json, write_jsonl
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import run_generation

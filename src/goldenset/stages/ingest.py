@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from goldenset.core.files import write_json, write_parquet
 from goldenset.core.params import Params
 from goldenset.core.paths import (
     DOCUMENTS,
@@ -22,9 +23,9 @@ from goldenset.core.paths import (
     QUERIES,
 )
 from goldenset.core.stage import run_stage
-from goldenset.core.tables import write_json, write_parquet
+from goldenset.corpus.documents import Document, IngestResult, documents_frame
 from goldenset.corpus.duplicates import Duplicate, find_duplicates
-from goldenset.corpus.ingest import Document, IngestResult, documents_frame, ingest
+from goldenset.corpus.ingest import ingest
 from goldenset.corpus.labelled import LabelledResult, locate_questions, read_labelled_file
 from goldenset.corpus.queries import (
     LABELLED_COLUMNS,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.tables import write_atomically
+from goldenset.core.files import write_atomically
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768

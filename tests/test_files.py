@@ -10,8 +10,8 @@ import stat
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.tables import read_jsonl, write_atomically
-from goldenset.corpus.ingest import document_text
+from goldenset.core.files import read_jsonl, write_atomically
+from goldenset.corpus.beir import document_text
 
 
 def test_read_jsonl_skips_blank_lines_and_a_byte_order_mark(tmp_path):

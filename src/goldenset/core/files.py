@@ -82,3 +82,13 @@ def read_jsonl(
                 raise
             raise GoldensetError(bad_line(number)) from None
     return records
+
+
+def read_parquet_bytes(data: bytes, columns: list[str] | None = None) -> pd.DataFrame:
+    """A table from the bytes of a parquet file, copied into memory Arrow owns first: Arrow's
+    threads release what they read after the call returns, and releasing a Python object then
+    needs the interpreter, which aborts the process ("terminate called without an active
+    exception") when it is exiting."""
+    owned = pa.allocate_buffer(len(data))
+    memoryview(owned).cast("B")[:] = data
+    return pq.read_table(pa.BufferReader(owned), columns=columns).to_pandas()

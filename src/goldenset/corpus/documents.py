@@ -1,0 +1,76 @@
+"""What ingest makes of a collection: documents, the sources it skipped and why, and the
+documents table the stage writes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from goldenset.corpus.labelled import Question
+
+DOCUMENT_COLUMNS = ["doc_id", "source", "title", "text", "sha256"]
+
+# Skip reasons, as counted in the summary
+EMPTY = "empty"
+BINARY = "binary"
+NOT_UTF8 = "not UTF-8"
+TOO_LARGE = "too large"
+NO_TEXT = "no text"
+BAD_LINE = "bad corpus line"
+BAD_GZIP = "bad gzip"
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    source: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    source: str
+    reason: str  # one of the reason constants above
+    detail: str  # the line shown to the user, after the source
+    doc_id: str | None = None  # the id the document would have had, when it is known
+
+    def line(self) -> str:
+        return f"skipped {self.source}: {self.detail}"
+
+
+@dataclass
+class IngestResult:
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    ignored: int = 0  # files with an unsupported extension, or .json not in the SQuAD layout
+    squad_questions: list[Question] = field(default_factory=list)  # of the SQuAD articles read
+    squad_unanswerable: int = 0  # SQuAD v2.0 questions marked is_impossible
+
+    def summary(self) -> str:
+        chars = sum(len(doc.text) for doc in self.documents)
+        parts = [f"{len(self.documents):,} documents read, {chars:,} chars"]
+        if self.skipped:
+            counts = Counter(skip.reason for skip in self.skipped)
+            reasons = ", ".join(f"{n:,} {reason}" for reason, n in sorted(counts.items()))
+            parts.append(f"skipped {len(self.skipped):,} ({reasons})")
+        if self.ignored:
+            parts.append(f"ignored: {self.ignored:,} files with other extensions")
+        return "; ".join(parts)
+
+
+def documents_frame(documents: Iterable[Document]) -> pd.DataFrame:
+    """The documents table: doc_id, source, title, text, sha256 (hex of the UTF-8 text)."""
+    rows = [
+        (d.doc_id, d.source, d.title, d.text, hashlib.sha256(d.text.encode("utf-8")).hexdigest())
+        for d in documents
+    ]
+    return pd.DataFrame(rows, columns=DOCUMENT_COLUMNS).astype(str)
+
+
+def over_limit(size: int, max_bytes: int) -> str:
+    return f"{size:,} bytes > ingest.max_file_mb ({max_bytes:,} bytes)"
