@@ -14,14 +14,17 @@ from goldenset.corpus.labelled import Question
 
 DOCUMENT_COLUMNS = ["doc_id", "source", "title", "text", "sha256"]
 
-# Skip reasons, as counted in the summary
-EMPTY = "empty"
-BINARY = "binary"
-NOT_UTF8 = "not UTF-8"
-TOO_LARGE = "too large"
-NO_TEXT = "no text"
-BAD_LINE = "bad corpus line"
-BAD_GZIP = "bad gzip"
+
+class SkipReason:
+    """Why a source was skipped, as the summary counts it."""
+
+    EMPTY = "empty"
+    BINARY = "binary"
+    NOT_UTF8 = "not UTF-8"
+    TOO_LARGE = "too large"
+    NO_TEXT = "no text"
+    BAD_LINE = "bad corpus line"
+    BAD_GZIP = "bad gzip"
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class Document:
 @dataclass(frozen=True)
 class Skip:
     source: str
-    reason: str  # one of the reason constants above
+    reason: str  # a SkipReason
     detail: str  # the line shown to the user, after the source
     doc_id: str | None = None  # the id the document would have had, when it is known
 

@@ -24,17 +24,7 @@ from tqdm import tqdm
 
 from goldenset.core.errors import GoldensetError
 from goldenset.corpus.beir import read_corpus
-from goldenset.corpus.documents import (
-    BINARY,
-    EMPTY,
-    NO_TEXT,
-    NOT_UTF8,
-    TOO_LARGE,
-    Document,
-    IngestResult,
-    Skip,
-    over_limit,
-)
+from goldenset.corpus.documents import Document, IngestResult, Skip, SkipReason, over_limit
 from goldenset.corpus.html import html_title_and_text
 from goldenset.corpus.labelled import read_squad_file
 from goldenset.corpus.queries import is_query_file
@@ -144,12 +134,14 @@ def _check_unique(documents: list[Document]) -> None:
 def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:
     size = file.stat().st_size
     if size > max_bytes:
-        skip = Skip(source, TOO_LARGE, f"too large: {over_limit(size, max_bytes)}", source)
+        skip = Skip(
+            source, SkipReason.TOO_LARGE, f"too large: {over_limit(size, max_bytes)}", source
+        )
         result.skipped.append(skip)
         return
     raw = file.read_bytes()
     if not raw:
-        result.skipped.append(Skip(source, EMPTY, "empty file", source))
+        result.skipped.append(Skip(source, SkipReason.EMPTY, "empty file", source))
         return
     text = _decode(raw, source, result)
     if text is None:
@@ -164,7 +156,7 @@ def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestR
     else:
         title = None
     if not text.strip():
-        result.skipped.append(Skip(source, NO_TEXT, "no text in it", source))
+        result.skipped.append(Skip(source, SkipReason.NO_TEXT, "no text in it", source))
         return
     title = next((t for t in (title, file.stem) if t and is_title(t)), "")
     result.documents.append(Document(source, source, title, text))
@@ -174,7 +166,9 @@ def _read_squad(file: Path, source: str, max_bytes: int, result: IngestResult) -
     """Each article of a SQuAD file as a document; its questions kept for the labelled set."""
     size = file.stat().st_size
     if size > max_bytes:
-        result.skipped.append(Skip(source, TOO_LARGE, f"too large: {over_limit(size, max_bytes)}"))
+        result.skipped.append(
+            Skip(source, SkipReason.TOO_LARGE, f"too large: {over_limit(size, max_bytes)}")
+        )
         return
     articles = read_squad_file(file, source)
     if articles is None:  # some other JSON (package.json, ...): not a document
@@ -182,7 +176,9 @@ def _read_squad(file: Path, source: str, max_bytes: int, result: IngestResult) -
         return
     for article in articles:
         if not article.text.strip():
-            result.skipped.append(Skip(article.doc_id, NO_TEXT, "no text in it", article.doc_id))
+            result.skipped.append(
+                Skip(article.doc_id, SkipReason.NO_TEXT, "no text in it", article.doc_id)
+            )
             continue
         result.documents.append(Document(article.doc_id, source, article.title, article.text))
         result.squad_questions.extend(article.questions)
@@ -193,7 +189,7 @@ def _decode(raw: bytes, source: str, result: IngestResult) -> str | None:
     """UTF-8 text with "\\n" line endings, or None after recording why it was skipped."""
     if b"\x00" in raw[:BINARY_PROBE_BYTES]:
         result.skipped.append(
-            Skip(source, BINARY, "binary file (NUL bytes in the first 8 KiB)", source)
+            Skip(source, SkipReason.BINARY, "binary file (NUL bytes in the first 8 KiB)", source)
         )
         return None
     try:
@@ -202,7 +198,7 @@ def _decode(raw: bytes, source: str, result: IngestResult) -> str | None:
         result.skipped.append(
             Skip(
                 source,
-                NOT_UTF8,
+                SkipReason.NOT_UTF8,
                 f"not UTF-8 (bad byte at offset {error.start}), convert it with iconv, "
                 "e.g. iconv -f latin1 -t utf-8",
                 source,

@@ -11,14 +11,13 @@ import os
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams
-from goldenset.generation.interface import Completion, LazyClient
-from goldenset.generation.providers.sdk_errors import connect, translate
+from goldenset.generation.interface import Completion
+from goldenset.generation.providers.sdk_errors import SdkProvider, translate
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
 
-class AnthropicProvider(LazyClient):
+class AnthropicProvider(SdkProvider):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
     answered entirely from the cache needs no ANTHROPIC_API_KEY."""
 
@@ -26,19 +25,11 @@ class AnthropicProvider(LazyClient):
     KEY_VARIABLE = "ANTHROPIC_API_KEY"
     # what to set when it cannot be reached
     URL_HINT = "ANTHROPIC_BASE_URL (or unset it for api.anthropic.com)"
+    DEFAULT_MODEL = DEFAULT_MODEL
 
     name = "anthropic"
     paid = True
     max_concurrency = None
-
-    def __init__(
-        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
-    ) -> None:
-        self._params = params
-        self._api_key = api_key
-        self._base_url = base_url
-        self.model = params.model or DEFAULT_MODEL
-        self.max_tokens = params.max_tokens
 
     def identity(self) -> dict:
         return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
@@ -53,8 +44,7 @@ class AnthropicProvider(LazyClient):
         import anthropic  # here, after the key check: the SDK takes seconds to import
 
         self._sdk = anthropic
-        client, self._context = connect(anthropic.Anthropic, self, api_key)
-        return client
+        return self._connect(anthropic.Anthropic, api_key)
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
         client = self.client()

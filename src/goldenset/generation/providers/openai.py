@@ -14,22 +14,22 @@ from goldenset.core.params import GenerateParams
 from goldenset.generation.interface import (
     RETRY_TEMPERATURE,
     Completion,
-    LazyClient,
     attempt_temperature,
 )
 from goldenset.generation.pricing import estimate_tokens
-from goldenset.generation.providers.sdk_errors import connect, translate
+from goldenset.generation.providers.sdk_errors import SdkProvider, translate
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
 
-class OpenAIProvider(LazyClient):
+class OpenAIProvider(SdkProvider):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
     answered entirely from the cache needs no OPENAI_API_KEY."""
 
     SERVICE = "OpenAI-compatible server"
     KEY_VARIABLE = "OPENAI_API_KEY"
     URL_HINT = "generate.openai.base_url"  # what to set when it cannot be reached
+    DEFAULT_MODEL = DEFAULT_MODEL
 
     name = "openai"
     max_concurrency = None
@@ -37,13 +37,10 @@ class OpenAIProvider(LazyClient):
     def __init__(
         self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
-        self._params = params
-        self._api_key = api_key
-        self._base_url = base_url or params.openai.base_url or os.environ.get("OPENAI_BASE_URL")
+        base_url = base_url or params.openai.base_url or os.environ.get("OPENAI_BASE_URL")
+        super().__init__(params, api_key=api_key, base_url=base_url)
         # Without a base_url the SDK calls api.openai.com: that one needs a key and costs money.
         self.paid = self._base_url is None
-        self.model = params.model or DEFAULT_MODEL
-        self.max_tokens = params.max_tokens
         self.temperature = params.temperature
         self.seed = params.seed
 
@@ -70,8 +67,7 @@ class OpenAIProvider(LazyClient):
         import openai  # here, after the key check: the SDK takes a while to import
 
         self._sdk = openai
-        client, self._context = connect(openai.OpenAI, self, api_key)
-        return client
+        return self._connect(openai.OpenAI, api_key)
 
     def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
         client = self.client()

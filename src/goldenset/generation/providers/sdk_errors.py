@@ -1,4 +1,6 @@
-"""Turn an `anthropic` or `openai` SDK exception into one GoldensetError line naming what to fix.
+"""What the two vendor-SDK providers (anthropic, openai) share: `SdkProvider`, which builds the
+client with generate's retries and timeout, and `translate`, which turns an SDK exception into one
+GoldensetError line naming what to fix.
 
 Both SDKs share the same exception hierarchy (by name), so one mapping serves both. By the time
 an error gets here the SDK has already retried what is worth retrying (429, 5xx, 529, timeouts).
@@ -11,6 +13,8 @@ from types import ModuleType
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GenerateParams
+from goldenset.generation.interface import LazyClient
 
 MAX_SERVER_MESSAGE = 200
 
@@ -27,28 +31,46 @@ class ServiceContext:
     secret: str | None = None  # scrubbed from any message we print
 
 
-def connect(client_class: Any, provider: Any, api_key: str) -> tuple[Any, ServiceContext]:
-    """An SDK client with generate's retries and timeout, and the context its errors are told in
-    (the key is kept only to be scrubbed from messages). provider: an SDK provider, naming its
-    SERVICE, KEY_VARIABLE and URL_HINT, with its params, base URL and model."""
-    params = provider._params
-    client = client_class(
-        api_key=api_key,
-        base_url=provider._base_url,
-        max_retries=params.max_retries,
-        timeout=params.request_timeout,
-    )
-    context = ServiceContext(
-        service=provider.SERVICE,
-        model=provider.model,
-        key_variable=provider.KEY_VARIABLE,
-        url=str(client.base_url),
-        url_hint=provider.URL_HINT,
-        max_retries=params.max_retries,
-        timeout=params.request_timeout,
-        secret=api_key,
-    )
-    return client, context
+class SdkProvider(LazyClient):
+    """A provider over a vendor SDK (anthropic, openai): built cheaply, its client made on the
+    first request with generate's retries and timeout, its errors told with SERVICE,
+    KEY_VARIABLE and URL_HINT (what to set when the server cannot be reached)."""
+
+    SERVICE = ""
+    KEY_VARIABLE = ""
+    URL_HINT = ""
+    DEFAULT_MODEL = ""
+
+    def __init__(
+        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        self._params = params
+        self._api_key = api_key
+        self._base_url = base_url
+        self.model = params.model or self.DEFAULT_MODEL
+        self.max_tokens = params.max_tokens
+
+    def _connect(self, client_class: Any, api_key: str) -> Any:
+        """The SDK client, and the context its errors are told in (the key kept only to be
+        scrubbed from messages)."""
+        params = self._params
+        client = client_class(
+            api_key=api_key,
+            base_url=self._base_url,
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+        )
+        self._context = ServiceContext(
+            service=self.SERVICE,
+            model=self.model,
+            key_variable=self.KEY_VARIABLE,
+            url=str(client.base_url),
+            url_hint=self.URL_HINT,
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+            secret=api_key,
+        )
+        return client
 
 
 def _server_message(error: Exception, secret: str | None) -> str:
