@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from goldenset.generation.cache import AnswerCache  # noqa: E402
-from goldenset.generation.providers.registry import Completion  # noqa: E402
+from goldenset.generation.interface import Completion  # noqa: E402
 from goldenset.testing.dvc_project import commit, run  # noqa: E402
 from goldenset.testing.s3_server import LoopbackS3  # noqa: E402
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from goldenset.testing.dvc_project import ROOT  # the repository: tests import it from here
+
 # Tests never reach a model hub: models come from installed packages or local folders.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = ROOT.parent / "shared" / "datasets"
 
 

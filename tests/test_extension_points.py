@@ -13,14 +13,15 @@ import pytest
 
 from goldenset.testing.dvc_project import (
     PROJECT_FILES,
+    ROOT,
     call,
     commit,
     copy_project,
     edit_params,
     run,
+    stages_run,
     write_small_corpus,
 )
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +47,8 @@ def project(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     commit(project, "toy k1 1.2")
     run(["git", "tag", "a"], project)
     edit_params(project, retrievers={"toy": {"enabled": True, "k1": 0.1}})
-    run(["dvc", "repro", "score"], project, env)
+    # the toy's own params section is a param of score: changing it re-runs the stage
+    assert "score" in stages_run(run(["dvc", "repro", "score"], project, env))
     commit(project, "toy k1 0.1")
     run(["git", "tag", "b"], project)
     return project, env

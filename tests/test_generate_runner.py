@@ -394,7 +394,7 @@ def generation_imports() -> dict[str, set[str]]:
     """Module -> the generation modules it imports, at the top or inside a function."""
     folder = Path(goldenset.generation.__file__).parent
     graph = {}
-    for path in folder.glob("*.py"):
+    for path in folder.rglob("*.py"):
         imported = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module:
@@ -402,7 +402,10 @@ def generation_imports() -> dict[str, set[str]]:
             elif isinstance(node, ast.Import):
                 imported.update(alias.name for alias in node.names)
         prefix = "goldenset.generation."
-        graph[path.stem] = {name.removeprefix(prefix) for name in imported if prefix in name}
+        module = path.relative_to(folder).with_suffix("").as_posix().replace("/", ".")
+        graph[module.removesuffix(".__init__")] = {
+            name.removeprefix(prefix) for name in imported if prefix in name
+        }
     return graph
 
 

@@ -24,12 +24,10 @@ os.umask(_UMASK)
 
 
 def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write without the index, through a temporary file, so a crash never leaves half a table."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), temporary)
-    os.replace(temporary, path)
+    """Write without the index, whole or not at all (write_atomically)."""
+    table = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), table)
+    write_atomically(Path(path), table.getvalue().to_pybytes())
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

@@ -51,8 +51,7 @@ def run_batches(session: Session, passages: list[Passage], progress: bool) -> No
     """Fill the cache through batches, and session.failed with what the API gave up on; then a
     walk that asks nothing (session.ask_nothing: a miss waits for a later run) builds the golden
     set from the cache."""
-    runner = BatchRunner(session, passages, session.params.batch_poll_s, progress)
-    session.failed = runner.run()
+    BatchRunner(session, passages, session.params.batch_poll_s, progress).run()
 
 
 def split_requests(requests: list[dict]) -> list[list[dict]]:
@@ -89,7 +88,7 @@ class BatchRunner:
         self.poll_s = poll_s
         self.progress = progress
         self.pending_path = Path(session.params.cache_dir) / PENDING_FILE
-        self.failed = session.failed  # key -> (reason code, detail)
+        self.failed = session.failed  # the session's: key -> (reason code, detail), filled here
         self.tries: dict[str, int] = {}
         self.reserved: dict[str, float] = {}
 
@@ -99,7 +98,7 @@ class BatchRunner:
         from the cache needs no key)."""
         return self.session.provider.client()
 
-    def run(self) -> dict[str, tuple[str, str]]:
+    def run(self) -> None:
         for batch_id in self._read_pending():  # a run killed while it waited: poll, never resubmit
             log.info("generate: resuming batch %s", batch_id)
         self._adopt_orphans()
@@ -107,7 +106,7 @@ class BatchRunner:
         while True:
             requests = self._reserve(self._needed())
             if not requests:  # all answered, rejected, or the budget is reached
-                return self.failed
+                return
             ids = []
             for part in split_requests(requests):
                 # on disk before the batch exists: a run killed before its id is written finds

@@ -54,11 +54,13 @@ def near_duplicates(questions: Sequence[str], threshold: float) -> dict[int, tup
 
 
 def repeated_questions(
-    questions: Sequence[str], qids: Sequence[str], threshold: float
+    questions: Sequence[str], qids: Sequence[str], threshold: float | None
 ) -> dict[int, tuple[str, str]]:
     """The questions to drop, index -> the reject reason (code, detail) naming the kept question
-    each one repeats."""
-    reasons = {}
+    each one repeats; none when threshold (generate.duplicate_cosine) is None."""
+    reasons: dict[int, tuple[str, str]] = {}
+    if threshold is None:
+        return reasons
     for i, (j, cosine) in near_duplicates(questions, threshold).items():
         detail = f"content-word cosine {cosine:.2f} with {qids[j]}: {questions[j]!r}"
         reasons[i] = ("near_duplicate", detail)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from goldenset.core.echo import WindowFrequency, content_words, distinctive_words
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import GenerateParams
+from goldenset.core.paths import DOCUMENTS
 from goldenset.core.spans import pack_spans, sentence_spans
 
 
@@ -238,6 +239,6 @@ def _check_unique_ids(documents: Sequence[tuple[str, str]]) -> None:
     for doc_id, _ in documents:
         if doc_id in seen:
             raise GoldensetError(
-                f"data/documents.parquet: doc_id {doc_id!r} appears twice: re-run the ingest stage"
+                f"{DOCUMENTS}: doc_id {doc_id!r} appears twice: re-run the ingest stage"
             )
         seen.add(doc_id)

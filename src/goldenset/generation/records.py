@@ -145,7 +145,9 @@ def collect(
                 rejects.append(
                     reject_row(passage, question_index, outcome.reasons, outcome.answers, **labels)
                 )
-    repeated = _repeated(kept, session.params.duplicate_cosine)
+    repeated = repeated_questions(
+        [k.answer.question for k in kept], [k.qid for k in kept], session.params.duplicate_cosine
+    )
     for i, reason in repeated.items():
         passage, question_index, answer, _ = kept[i]
         rejects.append(reject_row(passage, question_index, [reason], [answer.question], **labels))
@@ -159,11 +161,3 @@ def collect(
     ]
     stats.questions_written = len(rows)
     return rows, rejects
-
-
-def _repeated(kept: list[_Kept], threshold: float | None) -> dict[int, tuple[str, str]]:
-    """generate.duplicate_cosine: the kept questions to drop, with their reject reasons."""
-    if threshold is None:
-        return {}
-    questions = [k.answer.question for k in kept]
-    return repeated_questions(questions, [k.qid for k in kept], threshold)

@@ -99,6 +99,12 @@ class Session:
             outcomes.append(outcome)
         return outcomes
 
+    def first_request(self, passage: Passage) -> tuple[list[dict[str, str]], str]:
+        """The messages and cache key of a passage's first question at its first attempt, as
+        ask_question builds them."""
+        messages = build_messages(mark_target(passage.text, *passage.targets[0]))
+        return messages, self.key(messages, 0, 0)
+
     def ask_question(
         self, passage: Passage, question_index: int, asked: list[str], on_miss: MissHandler
     ) -> Outcome:

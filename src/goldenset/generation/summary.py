@@ -17,7 +17,6 @@ from goldenset.generation.pricing import (
     cost_usd,
     estimate_tokens,
 )
-from goldenset.generation.prompt import build_messages, mark_target
 from goldenset.generation.session import Session, request_text
 
 log = logging.getLogger("goldenset")
@@ -73,8 +72,8 @@ def announce(session: Session, passages: Sequence[Passage], price: Price | None)
     costs."""
     input_tokens = questions = 0
     for passage in passages:
-        messages = build_messages(mark_target(passage.text, *passage.targets[0]))
-        if not session.cache.contains(session.key(messages, 0, 0)):
+        messages, key = session.first_request(passage)
+        if not session.cache.contains(key):
             questions += passage.questions
             input_tokens += (
                 estimate_tokens(request_text(session.system, messages)) * passage.questions

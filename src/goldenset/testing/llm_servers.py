@@ -67,7 +67,6 @@ class Hit:
 
 
 _PASSAGE = re.compile(r"<passage>\n?(.*?)\n?</passage>", re.DOTALL)
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _TARGET = re.compile(r"<target>(.*?)</target>", re.DOTALL)
 _TARGET_TAG = re.compile(r"</?target>")
 

@@ -14,8 +14,6 @@ from goldenset.core.errors import GoldensetError
 from goldenset.generation.interface import Completion
 from goldenset.generation.providers.sdk_errors import SdkProvider, translate
 
-DEFAULT_MODEL = "claude-haiku-4-5"
-
 
 class AnthropicProvider(SdkProvider):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
@@ -25,7 +23,7 @@ class AnthropicProvider(SdkProvider):
     KEY_VARIABLE = "ANTHROPIC_API_KEY"
     # what to set when it cannot be reached
     URL_HINT = "ANTHROPIC_BASE_URL (or unset it for api.anthropic.com)"
-    DEFAULT_MODEL = DEFAULT_MODEL
+    DEFAULT_MODEL = "claude-haiku-4-5"
 
     name = "anthropic"
     paid = True
@@ -35,7 +33,7 @@ class AnthropicProvider(SdkProvider):
         return {"provider": self.name, "model": self.model, "max_tokens": self.max_tokens}
 
     def _build_client(self) -> Any:
-        api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+        api_key = self._key()
         if not api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
             raise GoldensetError(
                 "generate.provider is 'anthropic' but ANTHROPIC_API_KEY is not set: export it, "

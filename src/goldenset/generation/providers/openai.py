@@ -19,8 +19,6 @@ from goldenset.generation.interface import (
 from goldenset.generation.pricing import estimate_tokens
 from goldenset.generation.providers.sdk_errors import SdkProvider, translate
 
-DEFAULT_MODEL = "gpt-4o-mini"
-
 
 class OpenAIProvider(SdkProvider):
     """Cheap to build: the key check and the SDK client wait for the first request, so a run
@@ -29,7 +27,7 @@ class OpenAIProvider(SdkProvider):
     SERVICE = "OpenAI-compatible server"
     KEY_VARIABLE = "OPENAI_API_KEY"
     URL_HINT = "generate.openai.base_url"  # what to set when it cannot be reached
-    DEFAULT_MODEL = DEFAULT_MODEL
+    DEFAULT_MODEL = "gpt-4o-mini"
 
     name = "openai"
     max_concurrency = None
@@ -55,7 +53,7 @@ class OpenAIProvider(SdkProvider):
         }
 
     def _build_client(self) -> Any:
-        api_key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        api_key = self._key()
         if not api_key:
             if self.paid:
                 raise GoldensetError(

@@ -9,14 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from goldenset.core.errors import GoldensetError
-
-# kept for modules that still import it from here; the interface lives in its own module
-from goldenset.generation.interface import Completion, Provider
+from goldenset.generation.interface import Provider
 
 if TYPE_CHECKING:
     from goldenset.core.params import GenerateParams
-
-__all__ = ["Completion", "Provider", "make_provider"]
 
 
 def make_provider(params: GenerateParams) -> Provider:

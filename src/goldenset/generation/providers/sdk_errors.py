@@ -8,6 +8,7 @@ an error gets here the SDK has already retried what is worth retrying (429, 5xx,
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -49,6 +50,10 @@ class SdkProvider(LazyClient):
         self._base_url = base_url
         self.model = params.model or self.DEFAULT_MODEL
         self.max_tokens = params.max_tokens
+
+    def _key(self) -> str | None:
+        """The key given, else the one in the environment (KEY_VARIABLE)."""
+        return self._api_key or os.environ.get(self.KEY_VARIABLE)
 
     def _connect(self, client_class: Any, api_key: str) -> Any:
         """The SDK client, and the context its errors are told in (the key kept only to be
