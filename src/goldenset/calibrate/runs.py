@@ -19,7 +19,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -27,15 +26,9 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from goldenset.calibrate.agreement import (
-    View,
-    ViewResult,
-    available,
-    calibrate_view,
-    configuration_values,
-    payload,
-    render_markdown,
-)
+from goldenset.calibrate.agreement import View, available
+from goldenset.calibrate.figures import Calibration, assess
+from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
 from goldenset.core.params import (
@@ -56,14 +49,6 @@ UPSTREAM = ["ingest", "generate"]
 RUN = ["chunk", "embed", "score"]
 # run through their stage module; score through goldenset.scoring.run, its rows read in memory
 STAGE_RUN = ["chunk", "embed"]
-
-
-@dataclass(frozen=True)
-class Configuration:
-    name: str
-    chunking: str
-    model: str
-    retriever: str
 
 
 def chunk_label(chunk: ChunkParams) -> str:
@@ -240,7 +225,7 @@ def run_configurations(
                 write_score_outputs(scored)  # what a kept --workdir shows: the stage's files
                 results = scored.results
                 for retriever in reported(settings.retrievers, first):
-                    label = "-" if retriever in model_free() else model_label(embed)
+                    label = MODEL_FREE if retriever in model_free() else model_label(embed)
                     configuration = Configuration(
                         f"{retriever} | {chunk_label(chunking)} | {label}",
                         chunk_label(chunking),
@@ -257,30 +242,19 @@ def run_configurations(
     return pd.concat(frames, ignore_index=True), configurations, refused
 
 
-def evaluate_views(
-    results: pd.DataFrame, names: list[str], settings: CalibrateParams, refused: list[str]
-) -> tuple[list[ViewResult], list[str]]:
-    """Each view's result, and one line per view skipped because its metrics are absent."""
-    done, skipped = [], []
+def usable_views(
+    results: pd.DataFrame, settings: CalibrateParams, refused: list[str]
+) -> tuple[list[View], list[str]]:
+    """The views whose metrics the results hold, and one line per view skipped for want of them."""
+    usable, skipped = [], []
     for view in views_of(settings):
         missing = [name for name in (view.golden, view.reference) if not available(results, name)]
         if missing:
             why = ", ".join(f"{name} ({_absent(name, refused)})" for name in missing)
             skipped.append(f"view {view.name} skipped: {why}")
             continue
-        done.append(
-            calibrate_view(
-                results,
-                view,
-                names,
-                settings.resamples,
-                settings.confidence,
-                settings.alpha,
-                settings.permutations,
-                settings.seed,
-            )
-        )
-    return done, skipped
+        usable.append(view)
+    return usable, skipped
 
 
 def _absent(qualified: str, refused: list[str]) -> str:
@@ -289,13 +263,17 @@ def _absent(qualified: str, refused: list[str]) -> str:
     return "no values in the results"
 
 
-def calibrate(project: Path, workdir: Path | None = None) -> tuple[str, dict]:
-    """The Markdown report and the JSON payload of `goldenset calibrate` for a project."""
+def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
+    """Every figure of `goldenset calibrate` for a project."""
     project = project.resolve()
     params = load_params(project / "params.yaml")
     if params.calibrate is None:
         raise GoldensetError("params.yaml: calibrate: missing; add the calibrate section")
     settings = params.calibrate
+    chunkings, models = grid(params)
+    check_labels(
+        settings.groups, [chunk_label(c) for c in chunkings], [model_label(m) for m in models]
+    )
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -305,14 +283,10 @@ def calibrate(project: Path, workdir: Path | None = None) -> tuple[str, dict]:
         scratch = workdir or Path(temporary)
         scratch.mkdir(parents=True, exist_ok=True)
         results, configurations, refused = run_configurations(project, params, scratch, progress)
-    names = [configuration.name for configuration in configurations]
-    views, skipped = evaluate_views(results, names, settings, refused)
+    views, skipped = usable_views(results, settings, refused)
     for line in skipped:
         progress(line)
-    shown = [name for view in views for name in (view.view.golden, view.view.reference)]
-    values = configuration_values(results, list(dict.fromkeys(shown)), names)
-    described = [asdict(configuration) for configuration in configurations]
-    markdown = render_markdown(
-        views, skipped, described, values, settings.confidence, settings.alpha
-    )
-    return markdown, payload(views, described, values)
+    started = time.perf_counter()
+    calibration = assess(results, configurations, views, skipped, settings)
+    progress(f"calibrate: figures in {time.perf_counter() - started:.1f} s")
+    return calibration

@@ -69,17 +69,31 @@ def bootstrap_interval(
 def randomization_test(a: np.ndarray, b: np.ndarray, permutations: int, seed: int) -> TestResult:
     """Two-sided paired randomization test of mean(b - a) = 0 by sign flips of the differences."""
     differences = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    n = differences.size
-    if n == 0:
+    if differences.size == 0:
         return TestResult(float("nan"), float("nan"), True)
-    observed = float(differences.mean())
+    statistics, p_values, exact = randomization_tests(differences[None, :], permutations, seed)
+    return TestResult(float(statistics[0]), float(p_values[0]), exact)
+
+
+def randomization_tests(
+    differences: np.ndarray, permutations: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """:func:`randomization_test` of each row of paired differences (rows x questions, no NaN),
+    all rows flipped by the same signs: (mean differences, two-sided p-values, exact).
+
+    Row by row the result is the one-row test's, since that test draws the same signs from the
+    same seed; sharing them turns the null distributions of many pairs into one matrix product."""
+    differences = np.asarray(differences, dtype=np.float64)
+    rows_count, n = differences.shape
+    observed = differences.mean(axis=1)
     rng = np.random.default_rng(seed)
-    block = max(1, BLOCK_ELEMENTS // n)
+    block = max(1, BLOCK_ELEMENTS // max(n, 1))
     exact = n <= EXACT_MAX_N
-    below = above = 0
+    below = np.zeros(rows_count, dtype=np.int64)
+    above = np.zeros(rows_count, dtype=np.int64)
     total = 2**n if exact else permutations
     # scipy's relative tolerance: null values equal to the observed one up to rounding count
-    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
+    gamma = np.abs(np.finfo(np.float64).eps * 100 * observed)
     for start in range(0, total, block):
         rows = min(block, total - start)
         if exact:
@@ -87,13 +101,13 @@ def randomization_test(a: np.ndarray, b: np.ndarray, permutations: int, seed: in
             signs = (1 - 2 * bits).astype(np.float64)
         else:
             signs = (1 - 2 * rng.integers(0, 2, (rows, n))).astype(np.float64)
-        null = (signs * differences).mean(axis=-1)
-        below += int(np.count_nonzero(null <= observed + gamma))
-        above += int(np.count_nonzero(null >= observed - gamma))
+        null = signs @ differences.T / n  # (flips x rows)
+        below += np.count_nonzero(null <= observed + gamma, axis=0)
+        above += np.count_nonzero(null >= observed - gamma, axis=0)
     adjustment = 0 if exact else 1
     p_less = (below + adjustment) / (total + adjustment)
     p_greater = (above + adjustment) / (total + adjustment)
-    return TestResult(observed, float(min(1.0, 2.0 * min(p_less, p_greater))), exact)
+    return observed, np.minimum(1.0, 2.0 * np.minimum(p_less, p_greater)), exact
 
 
 def holm_adjusted(p_values: np.ndarray) -> np.ndarray:

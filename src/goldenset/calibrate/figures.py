@@ -1,0 +1,122 @@
+"""A view's figures over some configurations (the whole grid or a close-call group): Kendall
+tau and its interval, decision agreement and the pairs the golden set gets wrong, and the
+reference's noise ceiling."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from goldenset.calibrate.agreement import (
+    PairTests,
+    View,
+    agreeing,
+    config_means,
+    configuration_values,
+    pair_tests,
+    question_matrix,
+    share,
+    tau_interval,
+)
+from goldenset.calibrate.bias import FamilyBias, family_bias
+from goldenset.calibrate.groups import MODEL_FREE, Configuration, members
+from goldenset.calibrate.noise import NoiseCeiling, noise_ceiling
+from goldenset.core.params import CalibrateParams
+
+
+@dataclass(frozen=True)
+class ViewResult:
+    view: View
+    configurations: int
+    tau: float
+    tau_low: float
+    tau_high: float
+    agreement: float  # NaN when no pair differs significantly on the reference set
+    pairs_significant: int
+    pairs: int
+    misses: list[tuple[str, str]]  # (the reference's winner, its loser) the golden set reverses
+    noise: NoiseCeiling
+
+
+def calibrate_view(
+    results: pd.DataFrame, view: View, configurations: list[str], settings: CalibrateParams
+) -> ViewResult:
+    golden = question_matrix(results, view.golden, configurations)
+    reference = question_matrix(results, view.reference, configurations)
+    seed = settings.seed
+    tau, low, high = tau_interval(golden, reference, settings.resamples, settings.confidence, seed)
+    tests = pair_tests(reference, settings.permutations, seed)
+    separated, agrees = agreeing(config_means(golden), tests, settings.alpha)
+    misses = [
+        winner_first(configurations, tests, index) for index in np.flatnonzero(separated & ~agrees)
+    ]
+    return ViewResult(
+        view,
+        len(configurations),
+        tau,
+        low,
+        high,
+        share(agrees, separated),
+        int(separated.sum()),
+        int(tests.first.size),
+        misses,
+        noise_ceiling(golden, reference, settings),
+    )
+
+
+def winner_first(configurations: list[str], tests: PairTests, index: int) -> tuple[str, str]:
+    """(the reference's winner, the loser) of one tested pair."""
+    first, second = configurations[tests.first[index]], configurations[tests.second[index]]
+    return (second, first) if tests.statistic[index] > 0 else (first, second)
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    members: list[str]
+    views: list[ViewResult]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    views: list[ViewResult]  # over the whole grid
+    skipped: list[str]  # one line per view whose metrics are absent
+    configurations: list[Configuration]
+    values: dict[str, dict[str, float]]  # configuration -> <query set>.<metric> -> mean
+    groups: dict[str, GroupResult]
+    bias: dict[str, list[FamilyBias]]  # view name -> rows
+    confidence: float
+    alpha: float
+
+
+def assess(
+    results: pd.DataFrame,
+    configurations: list[Configuration],
+    views: list[View],
+    skipped: list[str],
+    settings: CalibrateParams,
+) -> Calibration:
+    """Every figure of calibrate from the per-question rows of the configurations: each view
+    over the whole grid and over each close-call group, and the family bias of each view."""
+    names = [c.name for c in configurations]
+    groups = {name: members(group, configurations) for name, group in settings.groups.items()}
+    grouped = [label for group in settings.groups.values() for label in group.models]
+    models = list(dict.fromkeys(grouped or [c.model for c in configurations]))
+    models = [model for model in models if model != MODEL_FREE]
+    shown = [name for view in views for name in (view.golden, view.reference)]
+    return Calibration(
+        [calibrate_view(results, view, names, settings) for view in views],
+        skipped,
+        configurations,
+        configuration_values(results, list(dict.fromkeys(shown)), names),
+        {
+            name: GroupResult(
+                chosen, [calibrate_view(results, view, chosen, settings) for view in views]
+            )
+            for name, chosen in groups.items()
+        },
+        {view.name: family_bias(results, view, configurations, models, settings) for view in views},
+        settings.confidence,
+        settings.alpha,
+    )

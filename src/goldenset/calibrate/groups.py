@@ -1,0 +1,52 @@
+"""Close calls: the groups of configurations a user actually chooses among.
+
+A grid padded with a broken model agrees with anything; the decisions that matter are among
+good configurations (chunkings x retrievers for one good model, or two good models). A group
+names its models by their label as calibrate prints it (`all-MiniLM-L6-v2`, `all-MiniLM-L6-v2
+max_seq_length 16`), so two settings of one model are told apart; a retriever that reads no
+embedding (model `-`) belongs to every group that names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import GroupParams
+
+MODEL_FREE = "-"  # the model label of a retriever that reads no embedding
+
+
+@dataclass(frozen=True)
+class Configuration:
+    name: str
+    chunking: str
+    model: str
+    retriever: str
+
+
+def check_labels(groups: dict[str, GroupParams], chunkings: list[str], models: list[str]) -> None:
+    """Every label a group names is in the grid, or a GoldensetError that lists the grid's (before
+    any configuration runs)."""
+    for name, group in groups.items():
+        for field, wanted, known in [
+            ("models", group.models, models),
+            ("chunkings", group.chunkings or [], chunkings),
+        ]:
+            unknown = [label for label in wanted if label not in known]
+            if unknown:
+                raise GoldensetError(
+                    f"calibrate.groups.{name}.{field}: {', '.join(unknown)} not in the grid; "
+                    f"use some of: {', '.join(known)}"
+                )
+
+
+def members(group: GroupParams, configurations: list[Configuration]) -> list[str]:
+    """The names of the group's configurations, in grid order."""
+    return [
+        c.name
+        for c in configurations
+        if (c.model in group.models or c.model == MODEL_FREE)
+        and (group.chunkings is None or c.chunking in group.chunkings)
+        and (group.retrievers is None or c.retriever in group.retrievers)
+    ]
