@@ -10,9 +10,11 @@ import pandas as pd
 import pytest
 
 from goldenset.audit.checks import (
+    Judged,
     chance_flags,
     document_chance,
     document_indexes,
+    echo_quantile_rows,
     is_definitional,
     near_duplicate_pairs,
     real_query_echoes,
@@ -99,7 +101,7 @@ def test_figures_from_generation_and_coverage():
     assert m["rejects"] == {"total": 2, "evidence_not_in_passage": 2}
     assert (m["documents_covered"], m["documents"]) == (2, 3)
     empty = run_audit(PARAPHRASED.iloc[:0], DOCUMENTS, orthogonal(0), {}, None, PARAMS)
-    assert empty.metrics["echo"] == {"median": None, "p90": None}
+    assert set(empty.metrics["echo"].values()) == {None}
     assert empty.metrics["echo_share"] is None and empty.flags == []
 
 
@@ -217,24 +219,25 @@ def test_echo_is_the_same_on_a_short_and_a_very_long_document():
     assert echoes[0]["median"] == pytest.approx(overlap(question, TEXTS["d1"]))
 
 
-def test_specific_and_answered_shares_and_their_flag():
-    rows = golden(
-        {
-            "d1": "How often does the tape storage backup run?",  # specific, answered
-            "d2": "How long does it take to get something back?",  # answered by nothing
-            "d3": "When are the bills due?",  # no distinctive word of its evidence
-        }
+def test_the_judges_estimate_comes_with_an_interval_and_its_trust_and_flags_below_the_bar():
+    probabilities = pd.DataFrame(
+        {"answered": [0.9, 0.8, 0.1], "specific": [0.9, 0.9, 0.9], "pass": [0.8, 0.7, 0.0]}
     )
-    rows.loc[1, "evidence"] = EVIDENCE["d3"]
-    audit = run_audit(rows, DOCUMENTS, orthogonal(3), STATS, None, PARAMS, distinctive_share=0.34)
-    q = audit.questions
-    assert q["answered"].tolist() == [True, False, False]
-    assert q["specific"].tolist() == [True, False, False]
-    assert audit.metrics["specific_share"] == pytest.approx(0.3333, 1e-3)
-    assert any(flag.startswith("specific_share: only 33%") for flag in audit.flags)
-    assert "vague, not answered" in render_report(audit, PARAMS)
-    everyone = run_audit(rows, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
-    assert everyone.metrics["specific_share"] == 1.0
+    judged = Judged(probabilities, {"answered": 0.85, "specific": 0.7, "pass": 0.8})
+    audit = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, None, PARAMS, judged)
+    estimates = audit.metrics["judge"]
+    assert estimates["pass"]["estimate"] == pytest.approx(0.5)
+    assert estimates["pass"]["low"] <= 0.5 <= estimates["pass"]["high"]
+    assert estimates["pass"]["trusted"] and not estimates["specific"]["trusted"]
+    assert any(flag.startswith("judge: an estimated 50% [") for flag in audit.flags)
+    assert audit.questions["p_pass"].tolist() == [0.8, 0.7, 0.0]
+    report = render_report(audit, PARAMS)
+    assert "judge: pass 0.00 (answered 0.10, specific 0.90)" in report
+    lenient = AuditParams(min_pass_share=0.5, sample_size=2)
+    calm = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, None, lenient, judged)
+    assert not any(flag.startswith("judge:") for flag in calm.flags)
+    unjudged = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, None, PARAMS)
+    assert "judge" not in unjudged.metrics and "p_pass" not in unjudged.questions
 
 
 def test_without_real_queries_the_gap_is_taken_against_labelled_questions():
@@ -285,3 +288,15 @@ def test_a_metric_a_random_ranking_already_scores_is_flagged_with_its_fix():
     assert flag.endswith("more documents, or smaller k")
     assert "doc_hit@3 0.75," in flag
     assert chance_flags(chance, 4, 1.0) == []
+
+
+def test_echo_quantiles_are_reported_and_plotted_side_by_side():
+    audit = run_audit(ECHOING, DOCUMENTS, orthogonal(3), STATS, [0.1, 0.2, 0.3, 0.4], PARAMS)
+    real = audit.metrics["real_queries"]["echo"]
+    assert [real[name] for name in ("p10", "p25", "median", "p75", "p90")] == pytest.approx(
+        [0.13, 0.175, 0.25, 0.325, 0.37]
+    )
+    rows = echo_quantile_rows({"golden_set": [0.5, 1.0], "real_queries": [0.1, 0.3], "none": []})
+    assert [row["quantile"] for row in rows][:3] == [0.05, 0.1, 0.15] and len(rows) == 19
+    middle = rows[9]
+    assert middle == {"quantile": 0.5, "golden_set": 0.75, "real_queries": 0.2, "none": None}

@@ -32,8 +32,11 @@ def make_project(tmp_path):
     # and the labelled tables, empty: no labelled questions
     pd.DataFrame(columns=LABELLED_COLUMNS).to_parquet(project / "data/labelled.parquet")
     evidence_frame().to_parquet(project / "data/labelled_evidence.parquet", index=False)
-    # three documents: every ranking is near chance, which has its own test below
-    (project / "params.yaml").write_text("audit:\n  sample_size: 3\nscore:\n  max_chance: 1.0\n")
+    # three documents: every ranking is near chance, which has its own test below; the judge's
+    # flag has its own test too (tests/test_judge.py)
+    (project / "params.yaml").write_text(
+        "audit:\n  sample_size: 3\n  min_pass_share: 0.0\nscore:\n  max_chance: 1.0\n"
+    )
     return project
 
 
@@ -45,6 +48,7 @@ def test_an_echoing_golden_set_is_flagged(tmp_path):
     assert result.returncode == 0, result.stderr
     metrics = json.loads((project / "metrics" / "audit.json").read_text())
     assert metrics["echo_share"] == 1.0 and metrics["flags"] == 1
+    assert 0 <= metrics["judge"]["pass"]["low"] <= metrics["judge"]["pass"]["high"] <= 1
     assert metrics["yield"] == 0.75 and metrics["rejects"] == {"total": 1, "not_json": 1}
     assert "real_queries" not in metrics  # no real queries in this project
     assert "audit: echo: 100% of questions" in result.stderr

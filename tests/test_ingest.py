@@ -384,6 +384,19 @@ def test_real_queries_beside_the_documents_in_the_beir_layout(tmp_path):
     ]
 
 
+def test_real_queries_shown_to_the_writer_as_examples_leave_the_reference(tmp_path):
+    project = ingest_project(tmp_path, "generate:\n  example_queries: [Apples grow on trees.]\n")
+    (project / "docs" / "a.md").write_text("Apples grow on trees; pears too.", encoding="utf-8")
+    (project / "docs" / "b.md").write_text("Plums ripen in August.", encoding="utf-8")
+    queries = {"q1": "Apples grow on trees.", "q2": "Plums ripen late."}
+    write_queries(project / "docs", queries, ["q1\ta.md\t1", "q2\tb.md\t1"])
+    process = run_stage("ingest", project)
+    assert process.returncode == 0, process.stderr
+    assert "real queries: 1 left out of the reference, shown to the writer" in process.stderr
+    _, kept, qrels, _ = read_outputs(project)
+    assert kept["qid"].tolist() == ["q2"] and qrels["qid"].tolist() == ["q2"]
+
+
 def test_qrels_naming_a_document_the_corpus_never_had_is_one_line(tmp_path):
     project = ingest_project(tmp_path)
     (project / "docs" / "a.txt").write_text("apples", encoding="utf-8")

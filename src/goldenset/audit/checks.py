@@ -7,9 +7,8 @@ Echo is goldenset.core.echo.echo: the highest share of a question's content word
 ~100-word window of its document, so it means the same on an abstract and a long filing. Each
 question is measured so against its document, and each real query against each document judged
 relevant to it: for both, the best-matching window. overlap_evidence is the share found in the
-evidence sentence. specific and answered are the generate stage's rules (goldenset.core.echo):
-the question keeps a distinctive term of its evidence, and shares a word with it while naming
-nothing its document never mentions.
+evidence sentence. The judge (goldenset.judge) estimates the share of questions a strict reviewer
+would accept, with an interval, and says how far it may be trusted (its cross-validated AUC).
 """
 
 from __future__ import annotations
@@ -23,16 +22,10 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
-from goldenset.core.echo import (
-    WindowFrequency,
-    WindowIndex,
-    answered_terms,
-    distinctive_terms,
-    echo,
-    overlap,
-    unknown_names,
-)
+from goldenset.core.echo import WindowIndex, echo, overlap
 from goldenset.core.params import AuditParams
+from goldenset.core.stats import bootstrap_interval
+from goldenset.judge.model import CRITERIA, TRUSTED_AUC
 from goldenset.scoring.chance import chance_levels
 
 # "What is X?", "Who were the Y?": a look-up of a name or term, answered by a definition, ending
@@ -47,11 +40,21 @@ def is_definitional(question: str) -> bool:
     return DEFINITIONAL.match(question) is not None
 
 
+@dataclass(frozen=True)
+class Judged:
+    """The judge's probability that a strict reviewer accepts each judged question (a column per
+    criterion, indexed by the question's row in the golden set: a seeded sample of the rows, or
+    all) and each criterion's cross-validated ROC AUC on the labels."""
+
+    probabilities: pd.DataFrame
+    aucs: dict[str, float]
+
+
 @dataclass
 class Audit:
     metrics: dict
     flags: list[str]
-    # golden set rows with overlap_evidence, echo, definitional, answered, specific
+    # golden set rows with overlap_evidence, echo, definitional and, when judged, P(<criterion>)
     questions: pd.DataFrame
     duplicates: list[tuple[int, int, float]] = field(default_factory=list)  # (i, j, cosine), i<j
 
@@ -65,13 +68,31 @@ def document_indexes(documents: pd.DataFrame) -> dict[str, WindowIndex]:
     }
 
 
+SPREAD = {"p10": 10, "p25": 25, "median": 50, "p75": 75, "p90": 90}  # percentiles reported
+PLOT_QUANTILES = np.round(np.arange(0.05, 1.0, 0.05), 2)  # plots/echo.json: one row each
+
+
 def spread(values: Sequence[float]) -> dict[str, float | None]:
     if not len(values):
-        return {"median": None, "p90": None}
+        return dict.fromkeys(SPREAD)
     return {
-        "median": round(float(np.median(values)), 4),
-        "p90": round(float(np.percentile(values, 90)), 4),
+        name: round(float(np.percentile(values, percentile)), 4)
+        for name, percentile in SPREAD.items()
     }
+
+
+def echo_quantile_rows(echoes: dict[str, Sequence[float]]) -> list[dict[str, float]]:
+    """plots/echo.json: each set's echo at PLOT_QUANTILES (a column per set; null for a set
+    without queries, so that the plot's columns are the same on every corpus), so the golden
+    set's distribution is read against the real queries' tail to tail."""
+    return [
+        {"quantile": float(q)}
+        | {
+            name: round(float(np.quantile(values, q)), 4) if len(values) else None
+            for name, values in echoes.items()
+        }
+        for q in PLOT_QUANTILES
+    ]
 
 
 def near_duplicate_pairs(
@@ -115,15 +136,14 @@ def run_audit(
     generate_stats: dict,
     real_echoes: list[float] | None,
     params: AuditParams,
-    distinctive_share: float | None = None,
+    judged: Judged | None = None,
     labelled_echoes: list[float] | None = None,
 ) -> Audit:
     """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
 
-    distinctive_share: generate.distinctive_share, the rarity a specific question's term has
-    (None: every question counts as specific). real_echoes, labelled_echoes: the reference
-    sets' echoes (real_query_echoes); the median gap is taken against real queries, else against
-    labelled questions."""
+    judged: the judge's probabilities (None: no estimate of the strict pass share).
+    real_echoes, labelled_echoes: the reference sets' echoes (real_query_echoes); the median gap
+    is taken against real queries, else against labelled questions."""
     questions = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
     pairs = list(zip(questions["question"], questions["evidence"].astype(str), strict=True))
@@ -133,15 +153,9 @@ def run_audit(
         for q, d in zip(questions["question"], questions["doc_id"], strict=True)
     ]
     questions["definitional"] = [is_definitional(q) for q in questions["question"]]
-    questions["answered"] = [
-        bool(answered_terms(q, e)) and not unknown_names(q, documents.get(d, empty))
-        for (q, e), d in zip(pairs, questions["doc_id"], strict=True)
-    ]
-    rarity = WindowFrequency(documents.values())
-    questions["specific"] = [
-        distinctive_share is None or bool(distinctive_terms(q, e, rarity, distinctive_share))
-        for q, e in pairs
-    ]
+    if judged is not None:
+        for criterion in judged.probabilities:
+            questions[f"p_{criterion}"] = judged.probabilities[criterion]  # NaN: not judged
     duplicates = near_duplicate_pairs(question_vectors, params.duplicate_cosine)
     n = len(questions)
 
@@ -158,13 +172,13 @@ def run_audit(
         "overlap_evidence": spread(questions["overlap_evidence"].tolist()),
         "echo": spread(questions["echo"].tolist()),
         "echo_share": share(echoing),
-        "answered_share": share(int(questions["answered"].sum())),
-        "specific_share": share(int(questions["specific"].sum())),
         "definitional_share": share(int(questions["definitional"].sum())),
         "near_duplicates": len({j for _, j, _ in duplicates}),
         "documents_covered": int(questions["doc_id"].nunique()),
         "documents": len(documents),
     }
+    if judged is not None:
+        metrics["judge"] = judge_estimates(judged, params)
     references = {"real_queries": real_echoes, "labelled_queries": labelled_echoes}
     for name, echoes in references.items():
         if echoes is not None:
@@ -179,6 +193,29 @@ def run_audit(
     flags = _flags(metrics, params)
     metrics["flags"] = len(flags)
     return Audit(metrics, flags, questions, duplicates)
+
+
+def judge_estimates(judged: Judged, params: AuditParams) -> dict:
+    """Per criterion: the estimated share a strict reviewer accepts (the mean probability), its
+    bootstrap interval over the questions, and whether the judge may be trusted on it."""
+    estimates: dict = {"judged": len(judged.probabilities)}
+    settings = params.intervals
+    for criterion in CRITERIA:
+        if criterion not in judged.probabilities:
+            continue
+        values = judged.probabilities[criterion].to_numpy(np.float64)
+        interval = bootstrap_interval(
+            values, settings.resamples, settings.confidence, settings.seed
+        )
+        auc = judged.aucs[criterion]
+        estimates[criterion] = {
+            "estimate": round(float(values.mean()), 4) if len(values) else None,
+            "low": None if np.isnan(interval.low) else round(interval.low, 4),
+            "high": None if np.isnan(interval.high) else round(interval.high, 4),
+            "auc": auc,
+            "trusted": auc >= TRUSTED_AUC,
+        }
+    return estimates
 
 
 def _reference_echoes(echoes: list[float], threshold: float) -> dict:
@@ -235,13 +272,15 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
             f"echo: median {ours:.2f}, {against.replace('_', ' ')} {theirs:.2f} "
             f"(audit.echo_median_tolerance {params.echo_median_tolerance}): the golden set {effect}"
         )
-    for name, what in [("answered_share", "answered by"), ("specific_share", "specific to")]:
-        value = metrics[name]
-        if value is not None and value < params.min_specific_share:
-            flags.append(
-                f"{name}: only {value:.0%} of questions are {what} their evidence "
-                f"(audit.min_specific_share {params.min_specific_share:.0%})"
-            )
+    passing = metrics.get("judge", {}).get("pass")
+    if passing and passing["estimate"] is not None and passing["estimate"] < params.min_pass_share:
+        trust = "trusted" if passing["trusted"] else f"below {TRUSTED_AUC} to be trusted"
+        flags.append(
+            f"judge: an estimated {passing['estimate']:.0%} [{passing['low']:.0%}, "
+            f"{passing['high']:.0%}] of questions would pass a strict reviewer "
+            f"(audit.min_pass_share {params.min_pass_share:.0%}; the judge ranks held-out "
+            f"labels at ROC AUC {passing['auc']:.2f}, {trust}): read the least likely below"
+        )
     definitional = metrics["definitional_share"]
     if definitional is not None and definitional > params.max_definitional_share:
         flags.append(
@@ -267,6 +306,10 @@ def render_report(audit: Audit, params: AuditParams) -> str:
     lines += ["", f"## Worst echoes (top {params.sample_size} by echo)", ""]
     worst = q.sort_values(["echo", "overlap_evidence", "qid"], ascending=[False, False, True])
     lines += _question_blocks(worst.head(params.sample_size))
+    if "p_pass" in q:
+        lines += ["", "## Least likely to pass a strict reviewer (by the judge)", ""]
+        judged = q.dropna(subset=["p_pass"]).sort_values(["p_pass", "qid"])
+        lines += _question_blocks(judged.head(params.sample_size))
     lines += ["", "## Near-duplicate questions", ""]
     if not audit.duplicates:
         lines.append("None.")
@@ -290,11 +333,19 @@ def _question_blocks(rows: pd.DataFrame) -> list[str]:
     for row in rows.itertuples(index=False):
         lines.append(
             f"- **{_quote(row.question)}** ({row.qid}, {row.doc_id}; echo {row.echo:.2f}, "
-            f"overlap evidence {row.overlap_evidence:.2f}"
-            f"{'' if row.specific else ', vague'}{'' if row.answered else ', not answered'})"
+            f"overlap evidence {row.overlap_evidence:.2f}{_judged(row)})"
         )
         lines.append(f"  > {' '.join(str(row.evidence).split())}")
     return lines
+
+
+def _judged(row: tuple) -> str:
+    """ ", judge: pass 0.31 (answered 0.40, specific 0.72)" when the row was judged."""
+    p = {c: getattr(row, f"p_{c}") for c in CRITERIA if hasattr(row, f"p_{c}")}
+    if not p or any(np.isnan(v) for v in p.values()):
+        return ""
+    rest = ", ".join(f"{c} {v:.2f}" for c, v in p.items() if c != "pass")
+    return f"; judge: pass {p['pass']:.2f} ({rest})" if "pass" in p else f"; judge: {rest}"
 
 
 def _quote(text: str) -> str:

@@ -216,9 +216,13 @@ class AuditParams(Section):
     echo_median_tolerance: float = Field(
         0.05, ge=0, le=1, description="flag a median echo this far from the real queries'"
     )
-    min_specific_share: float = Field(
-        0.9, ge=0, le=1, description="flag fewer specific (or answered) questions than this"
+    min_pass_share: float = Field(
+        0.7, ge=0, le=1, description="flag a judge's estimated strict pass share below this"
     )
+    judge_sample: int | None = Field(
+        100, gt=0, description="questions the judge reads (seeded by audit.seed); null: all"
+    )
+    intervals: IntervalParams = Field(default_factory=IntervalParams)
     max_definitional_share: float = Field(0.2, ge=0, le=1, description="flag 'what is X' above")
     duplicate_cosine: float = Field(0.9, gt=0, le=1, description="embedding cosine of duplicates")
     sample_size: int = Field(10, ge=0, description="questions shown per report section")

@@ -155,3 +155,33 @@ def absent_summary(qrels: pd.DataFrame) -> str | None:
         f"warning: {len(absent)} judged documents were skipped at ingest ({reasons}): they count "
         "as relevant and never retrieved, as trec_eval counts them"
     )
+
+
+EXAMPLES_DIR = "examples"  # generate.example_queries files: a dependency of ingest and generate
+
+
+def read_example_queries(value: str | list[str] | None) -> list[str]:
+    """generate.example_queries: texts as given, or the texts of a BEIR queries.jsonl."""
+    if value is None or isinstance(value, list):
+        return list(value or [])
+    path = Path(value)
+    # a DVC dependency cannot follow a param that may be a list or null, so files live in one
+    # folder that always is one: editing the file then re-runs the stage
+    if not path.resolve().is_relative_to(Path(EXAMPLES_DIR).resolve()):
+        raise GoldensetError(
+            f"generate.example_queries: {path} is outside {EXAMPLES_DIR}/, the folder the "
+            f"generate stage depends on: move the file into {EXAMPLES_DIR}/"
+        )
+    if not path.is_file():
+        raise GoldensetError(
+            f"generate.example_queries: {path} is not a file (give a BEIR queries.jsonl, "
+            "a list of query texts, or null)"
+        )
+    return read_jsonl(
+        path,
+        lambda query, _: str(query["text"]),
+        lambda number: (
+            f"generate.example_queries: {path} line {number} is not a JSON object "
+            'with "text": give a BEIR queries.jsonl'
+        ),
+    )

