@@ -49,6 +49,14 @@ def test_an_echoing_golden_set_is_flagged(tmp_path):
     metrics = json.loads((project / "metrics" / "audit.json").read_text())
     assert metrics["echo_share"] == 1.0 and metrics["flags"] == 1
     assert 0 <= metrics["judge"]["pass"]["low"] <= metrics["judge"]["pass"]["high"] <= 1
+    assert metrics["judge"]["judged"] == 3
+    # without the judge (no bundled model at hand): the rest of the audit, no estimate
+    params = (
+        (project / "params.yaml").read_text().replace("audit:\n", "audit:\n  judge_sample: 0\n")
+    )
+    (project / "params.yaml").write_text(params)
+    assert run_stage("audit", project).returncode == 0
+    assert "judge" not in json.loads((project / "metrics" / "audit.json").read_text())
     assert metrics["yield"] == 0.75 and metrics["rejects"] == {"total": 1, "not_json": 1}
     assert "real_queries" not in metrics  # no real queries in this project
     assert "audit: echo: 100% of questions" in result.stderr

@@ -220,7 +220,9 @@ class AuditParams(Section):
         0.7, ge=0, le=1, description="flag a judge's estimated strict pass share below this"
     )
     judge_sample: int | None = Field(
-        100, gt=0, description="questions the judge reads (seeded by audit.seed); null: all"
+        100,
+        ge=0,
+        description="questions the judge reads (seeded by audit.seed); null: all; 0: none",
     )
     intervals: IntervalParams = Field(default_factory=IntervalParams)
     max_definitional_share: float = Field(0.2, ge=0, le=1, description="flag 'what is X' above")

