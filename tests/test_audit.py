@@ -300,3 +300,4 @@ def test_echo_quantiles_are_reported_and_plotted_side_by_side():
     assert [row["quantile"] for row in rows][:3] == [0.05, 0.1, 0.15] and len(rows) == 19
     middle = rows[9]
     assert middle == {"quantile": 0.5, "golden_set": 0.75, "real_queries": 0.2, "none": None}
+    assert (rows[0]["golden_set"], rows[0]["real_queries"]) == pytest.approx((0.525, 0.11))
