@@ -34,6 +34,20 @@ def test_passages_are_whole_sentences_within_the_size():
         assert start == 0 or text[start - 2 : start] == ". "
 
 
+def test_a_sentence_longer_than_a_passage_stays_whole():
+    short = "Backups run every night at two and are kept for a month. "
+    long = (
+        "Restoring one " + "needs a ticket to the storage team and a reason, " * 8 + "in writing."
+    )
+    table = "col " * 400  # no sentence end: cut at whitespace
+    text = short + long + " " + short + table.strip() + "."
+    spans = document_passages(text, 200, 20)
+    start = text.index(long)
+    assert (start, start + len(long)) in spans  # 413 characters, whole
+    assert text[spans[0][0] : spans[0][1]] == short.strip()
+    assert all(end - start <= 200 for start, end in spans if text[start:end].startswith("col"))
+
+
 def test_short_passages_are_skipped():
     text = "Tiny one. " + "A much longer sentence that goes on for a good while here. " * 3
     assert document_passages(text.strip(), 1000, 500) == []

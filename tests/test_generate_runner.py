@@ -6,12 +6,16 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import goldenset.generation
+from goldenset.core.echo import WindowIndex, echo
 from goldenset.core.echo import overlap as echo_overlap
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import GenerateParams, Price
+from goldenset.corpus.queries import ExampleQuery
+from goldenset.generation.aim import MIN_AIM_EXAMPLES, echo_aim, example_echoes
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.dedupe import repeated_questions
 from goldenset.generation.passages import passages_for
@@ -25,6 +29,7 @@ from goldenset.testing.llm_servers import (
     Reply,
     Stall,
     make_documents,
+    question_for,
     valid_answer,
 )
 
@@ -420,3 +425,78 @@ def test_generation_modules_import_each_other_without_a_circle():
         return False
 
     assert [name for name in sorted(graph) if reaches(name, name, set())] == []
+
+
+def aim_at(share: float) -> list[ExampleQuery]:
+    """Ten example queries whose echo is `share`: each names words of the first document."""
+    words = sorted({w.lower() for w in DOCUMENTS[0][1].rstrip(".").split() if len(w) > 3})[:10]
+    known = round(share * 10)
+    text = " ".join(words[:known] + [f"zzq{i}" for i in range(10 - known)])
+    return [ExampleQuery(text, DOCUMENTS[0][0])] * MIN_AIM_EXAMPLES
+
+
+def aimed(server, params, examples):
+    params = params.model_copy(update={"aim_echo": True})
+    provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+    return run_generation(
+        DOCUMENTS, params, provider=provider, progress=False, aim_examples=examples
+    )
+
+
+def test_a_question_at_or_under_its_aim_is_kept_at_once(tmp_path, server):
+    # the loopback's questions echo 0.5; examples at 0.6 put every aim above that
+    result = aimed(server, settings(tmp_path, max_attempts=3), aim_at(0.6))
+    assert len(result.rows) == 12 and result.stats.requests == 12
+    assert not result.stats.invalid_answers
+
+
+def test_a_question_above_its_aim_is_asked_again_and_the_least_echoing_try_kept(tmp_path, server):
+    params = settings(tmp_path, max_attempts=3, resamples=2)
+    first, second = passages(params)[:2]
+    broad = question_for(first.text[slice(*first.targets[0])])  # echo 0.5
+    narrow = broad.replace("?", " after zorblat surgery?")  # two unknown words more: 0.25
+    assert echo(narrow, first.text) < echo(broad, first.text) == 0.5
+    server.script_for(first.text, Reply(broad), Reply(narrow), Reply(broad))
+    result = aimed(server, params, aim_at(0.0))  # no question can reach an aim of 0
+    # aiming never costs a question: every one is kept, after all its tries
+    assert len(result.rows) == 12 and not result.rejects
+    assert result.stats.requests == 36
+    assert dict(result.stats.invalid_answers) == {"above_aim": 36}
+    kept = {(row["doc_id"], row["passage_start"]): row["question"] for row in result.rows}
+    assert kept[first.doc_id, first.start] == narrow  # the least echoing, not the last
+    # told at once to reword, not resampled (resamples=2 would ask the same prompt again)
+    retries = [hit for hit in server.hits if hit.passage == second.text][1:]
+    assert len(retries) == 2
+    assert all("document's own words" in hit.last_turn for hit in retries)
+
+
+def test_too_few_examples_aim_nothing(tmp_path, server, caplog):
+    result = aimed(server, settings(tmp_path, max_attempts=3), aim_at(0.0)[:3])
+    assert result.stats.requests == 12
+    assert "too few to aim" in caplog.text
+
+
+def test_aims_spread_like_the_examples_echoes():
+    echoes = np.sort(np.random.default_rng(0).beta(2, 3, size=40))
+    aims = [echo_aim(echoes, 0, f"doc-{i}", i * 7, 0) for i in range(4000)]
+    assert aims == [echo_aim(echoes, 0, f"doc-{i}", i * 7, 0) for i in range(4000)]
+    for point in (0.05, 0.1, 0.5, 0.9):
+        assert abs(np.quantile(aims, point) - np.quantile(echoes, point)) < 0.03
+
+
+def test_an_examples_echo_is_measured_in_its_own_document():
+    (doc_a, text_a), (doc_b, text_b) = DOCUMENTS[:2]
+    words = [w for w in text_a.rstrip(".").split() if len(w) > 3 and w not in text_b][:4]
+    sources = {doc_a: WindowIndex.of(text_a), doc_b: WindowIndex.of(text_b)}
+    query = " ".join(words)
+    assert list(example_echoes([ExampleQuery(query, doc_b)], sources)) == [0.0]
+    assert list(example_echoes([ExampleQuery(query)], sources)) == [1.0]  # the corpus's best
+
+
+def test_without_aim_echo_examples_aim_nothing(tmp_path, server):
+    params = settings(tmp_path, max_attempts=3)  # generate.aim_echo: false, the default
+    provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+    result = run_generation(
+        DOCUMENTS, params, provider=provider, progress=False, aim_examples=aim_at(0.0)
+    )
+    assert result.stats.requests == 12 and not result.stats.invalid_answers

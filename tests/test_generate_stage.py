@@ -192,3 +192,32 @@ def test_example_queries_from_a_beir_file_reach_the_prompt(tmp_path):
         done = run(project, stage_env())
         assert done.returncode == 0, done.stderr
     assert len(seen) == 2 and all("- do statins prevent strokes" in text for text in seen)
+
+
+def first_sentence(text: str) -> list[str]:
+    return text.split(".")[0].split()
+
+
+def test_an_examples_file_aims_the_questions_at_its_echoes(tmp_path):
+    # each example names its document and four words of its first sentence, and four of none
+    lines = [
+        {
+            "_id": f"q{index}",
+            "text": " ".join(
+                sorted({w for w in first_sentence(text) if w.isalpha() and len(w) > 3})[:4]
+            )
+            + " zzqa zzqb zzqc zzqd",
+            "doc_id": doc_id,
+        }
+        for index, (doc_id, text) in enumerate(DOCUMENTS)
+    ] * 2
+    with LoopbackLLM(api_key=None) as server:
+        project = make_project(tmp_path, {**examples_file_params(server), "aim_echo": True})
+        (project / "examples").mkdir()
+        (project / "examples" / "queries.jsonl").write_text(
+            "".join(json.dumps(line) + "\n" for line in lines)
+        )
+        done = run(project, stage_env())
+    assert done.returncode == 0, done.stderr
+    # measured in their own documents: half their words (a corpus-wide best would read higher)
+    assert "questions aim at the echo of 16 example queries (median 0.50" in done.stderr

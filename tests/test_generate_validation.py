@@ -21,6 +21,7 @@ from goldenset.generation.validation import (
     InvalidAnswer,
     Specificity,
     check_question,
+    reword_advice,
     validate_question,
 )
 
@@ -411,3 +412,36 @@ def test_a_question_in_another_language_than_its_passage_is_invalid():
     # a German name in an English question, and a question without function words, are fine
     assert validate_question("What does the Bundesamt für Statistik report on clusters?", PASSAGE)
     assert validate_question("Staging cluster rebuilt every Sunday night?", PASSAGE)
+
+
+def test_a_question_above_its_aim_is_told_which_words_to_change():
+    question = "Is the staging cluster rebuilt every Sunday?"
+    other = "The research cluster is rebuilt monthly. Staging is where releases are tried."
+    rarity = WindowFrequency([WindowIndex.of(PASSAGE), WindowIndex.of(other)])
+    advice = reword_advice(question, 1.0, WindowIndex.of(PASSAGE), rarity)
+    # "sunday" is in one document's windows only: the subject it keeps
+    assert advice == (
+        '100% of its words are the document\'s own words; keep "sunday", and say "cluster", '
+        '"rebuilt", "staging" in other words, the way a user who never read the document would'
+    )
+    # one shared word is the subject itself: nothing to name
+    alone = reword_advice("Sunday?", 1.0, WindowIndex.of(PASSAGE), None)
+    assert "keep the one specific name" in alone
+
+
+RESTORE = "Restoring a backup requires a ticket to the storage team, who answer within four hours."
+
+
+def test_why_needs_a_sentence_that_gives_a_cause():
+    question = "Why does a restore need a ticket to the storage team?"
+    assert reason_of(question, RESTORE, evidence=RESTORE) == "unanswered_why"
+    because = RESTORE.replace("four hours.", "four hours, because restores block the cluster.")
+    assert validate_question(question, because, evidence=because) == question
+    german = "Eine Wiederherstellung beantragt man mit einem Ticket beim Speicherteam."
+    asked = "Warum braucht man ein Ticket beim Speicherteam?"
+    assert reason_of(asked, german, evidence=german) == "unanswered_why"
+
+
+def test_how_is_no_why():
+    question = "How do I get a backup restored by the storage team?"
+    assert validate_question(question, RESTORE, evidence=RESTORE) == question

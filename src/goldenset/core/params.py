@@ -106,6 +106,9 @@ class GenerateParams(Section):
         None, description="real queries shown as style examples: a BEIR queries.jsonl or texts"
     )
     example_count: int = Field(5, ge=0, description="how many example queries the prompt shows")
+    aim_echo: bool = Field(
+        False, description="each question aims at an echo drawn from the example queries' echoes"
+    )
     temperature: float = Field(
         0.0, ge=0, description="openai and local only: the anthropic SDK 2.x takes no sampling"
     )

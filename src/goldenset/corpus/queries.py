@@ -10,6 +10,7 @@ depends on a path a fresh clone may lack.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -160,10 +161,24 @@ def absent_summary(qrels: pd.DataFrame) -> str | None:
 EXAMPLES_DIR = "examples"  # generate.example_queries files: a dependency of ingest and generate
 
 
+@dataclass(frozen=True)
+class ExampleQuery:
+    """A real user's query shown as a style example; doc_id: the document that answers it."""
+
+    text: str
+    doc_id: str | None = None
+
+
 def read_example_queries(value: str | list[str] | None) -> list[str]:
     """generate.example_queries: texts as given, or the texts of a BEIR queries.jsonl."""
+    return [example.text for example in read_examples(value)]
+
+
+def read_examples(value: str | list[str] | None) -> list[ExampleQuery]:
+    """generate.example_queries: texts as given, or the lines of a BEIR queries.jsonl, each
+    with the doc_id of the document that answers it when the line names one."""
     if value is None or isinstance(value, list):
-        return list(value or [])
+        return [ExampleQuery(text) for text in value or []]
     path = Path(value)
     # a DVC dependency cannot follow a param that may be a list or null, so files live in one
     # folder that always is one: editing the file then re-runs the stage
@@ -179,7 +194,9 @@ def read_example_queries(value: str | list[str] | None) -> list[str]:
         )
     return read_jsonl(
         path,
-        lambda query, _: str(query["text"]),
+        lambda query, _: ExampleQuery(
+            str(query["text"]), None if query.get("doc_id") is None else str(query["doc_id"])
+        ),
         lambda number: (
             f"generate.example_queries: {path} line {number} is not a JSON object "
             'with "text": give a BEIR queries.jsonl'

@@ -44,6 +44,7 @@ class Passage:
     targets: tuple[tuple[int, int], ...] = ()
 
 
+LONG_SENTENCE_SIZES = 3  # a longer "sentence" is rarely one: a table or a list without full stops
 MIN_TARGET_WORDS = 8  # shorter sentences (titles, headings, fragments) rarely state a fact
 
 # A sentence that says what someone set out to do or how, or that something is not known, answers
@@ -112,8 +113,20 @@ def target_sentences(
 
 
 def document_passages(text: str, size: int, min_chars: int) -> list[tuple[int, int]]:
-    """Whole-sentence windows of at most `size` characters, without those under `min_chars`."""
-    windows = pack_spans(sentence_spans(text), size, 0, text=text)
+    """Whole-sentence windows of at most `size` characters, without those under `min_chars`.
+
+    A sentence longer than `size` (up to LONG_SENTENCE_SIZES times it) is a passage of its own,
+    whole: cut to size, its fragment would be a target that states half a fact. Longer runs of
+    text without a sentence end (tables, lists) are cut at whitespace."""
+    windows: list[tuple[int, int]] = []
+    run: list[tuple[int, int]] = []
+    for start, end in sentence_spans(text):
+        if size < end - start <= LONG_SENTENCE_SIZES * size:
+            windows += pack_spans(run, size, 0, text=text) + [(start, end)]
+            run = []
+        else:
+            run.append((start, end))
+    windows += pack_spans(run, size, 0, text=text)
     return [(start, end) for start, end in windows if end - start >= max(min_chars, 1)]
 
 

@@ -19,10 +19,13 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
+import numpy as np
 from tqdm import tqdm
 
 from goldenset.core.echo import WindowFrequency, WindowIndex
 from goldenset.core.params import GenerateParams
+from goldenset.corpus.queries import ExampleQuery
+from goldenset.generation.aim import MIN_AIM_EXAMPLES, example_echoes
 from goldenset.generation.batches import run_batches
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.interface import Provider, max_concurrency
@@ -52,12 +55,14 @@ def run_generation(
     progress: bool = True,
     example_queries: Sequence[str] = (),
     titles: Mapping[str, str] | None = None,
+    aim_examples: Sequence[ExampleQuery] = (),
 ) -> GenerationResult:
     """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
 
     A question's echo (generate.max_echo) is measured against windows of its document's text
     (goldenset.core.echo.echo). example_queries: real queries the prompt shows as style examples.
     titles: doc_id -> title; no question is about a document's title.
+    aim_examples: real queries whose echoes each question aims at (generate.aim_echo, aim.py).
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask
     about. Raises GoldensetError for a setup problem (key, model, server); answers that arrived
@@ -95,6 +100,7 @@ def run_generation(
         sources,
         example_queries,
         specificity,
+        aims(aim_examples, sources, params),
     )
     announce(session, passages, price)
     on_miss: MissHandler = session.ask_now
@@ -107,6 +113,30 @@ def run_generation(
     stats.count_spending(session.budget)
     stats.wall_s = time.perf_counter() - started
     return GenerationResult(rows, rejects, stats)
+
+
+def aims(
+    examples: Sequence[ExampleQuery], sources: Mapping[str, WindowIndex], params: GenerateParams
+) -> np.ndarray | None:
+    """The example queries' echoes that questions aim at, or None (no aim)."""
+    if not params.aim_echo or not examples:
+        return None
+    if len(examples) < MIN_AIM_EXAMPLES:
+        log.warning(
+            "generate: %d example queries are too few to aim the questions' echo at (%d or more; "
+            "generate.aim_echo): no aim",
+            len(examples),
+            MIN_AIM_EXAMPLES,
+        )
+        return None
+    echoes = example_echoes(examples, sources)
+    log.info(
+        "generate: questions aim at the echo of %d example queries (median %.2f, p10 %.2f)",
+        len(echoes),
+        np.median(echoes),
+        np.quantile(echoes, 0.1),
+    )
+    return echoes
 
 
 def _ask_all(

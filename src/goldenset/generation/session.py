@@ -15,14 +15,23 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from goldenset.core.echo import WindowIndex
+import numpy as np
+
+from goldenset.core.echo import WindowIndex, echo
 from goldenset.core.params import GenerateParams
+from goldenset.generation.aim import echo_aim
 from goldenset.generation.cache import AnswerCache, answer_key
 from goldenset.generation.interface import Completion, Provider
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, Budget, estimate_tokens
 from goldenset.generation.prompt import PROMPT_SHA, build_messages, mark_target, system_prompt
-from goldenset.generation.validation import Answer, InvalidAnswer, Specificity, validate_question
+from goldenset.generation.validation import (
+    Answer,
+    InvalidAnswer,
+    Specificity,
+    reword_advice,
+    validate_question,
+)
 
 # (cache key, messages, attempt) -> the answer, or None when it is not asked in this walk
 MissHandler = Callable[[str, list[dict[str, str]], int], Completion | None]
@@ -49,6 +58,28 @@ def request_text(system: str, messages: list[dict[str, str]]) -> str:
     return system + json.dumps(messages, ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class Correction:
+    """An invalid answer and what the LLM is told about it."""
+
+    answer: str
+    reason: str
+    code: str
+
+
+def shown_corrections(
+    corrections: list[Correction], attempt: int, resamples: int
+) -> list[tuple[str, str]]:
+    """The (answer, reason) turns an attempt shows: the first tries ask the same prompt (sampled
+    anew), later ones name what was wrong; but a try above its aim is told which words to change
+    at once, since a resample rewords no more than the first try did."""
+    return [
+        (correction.answer, correction.reason)
+        for index, correction in enumerate(corrections)
+        if correction.code == "above_aim" or (resamples < attempt and resamples <= index)
+    ]
+
+
 class Session:
     """Shared state of one run: provider, cache, budget, and the flag that stops new requests."""
 
@@ -61,8 +92,10 @@ class Session:
         sources: Mapping[str, WindowIndex],
         example_queries: Sequence[str] = (),
         specificity: Specificity | None = None,
+        aims: np.ndarray | None = None,
     ) -> None:
         self.params = params
+        self.aims = aims  # the example queries' echoes a question's aim is drawn from (aim.py)
         self.system = system_prompt(example_queries)
         self.example_queries = list(example_queries)
         self.sources = sources  # doc_id -> the document a question must not echo
@@ -109,13 +142,14 @@ class Session:
         self, passage: Passage, question_index: int, asked: list[str], on_miss: MissHandler
     ) -> Outcome:
         outcome = Outcome()
-        corrections: list[tuple[str, str]] = []
+        corrections: list[Correction] = []
         target = passage.targets[question_index]
         marked = mark_target(passage.text, *target)
-        resamples = self.params.resamples
+        source = self.sources[passage.doc_id]
+        aim = self.aim(passage, question_index)
+        above_aim: list[tuple[float, str]] = []  # valid tries that echo more than the aim
         for attempt in range(self.params.max_attempts):
-            # the first tries ask the same prompt (sampled anew); later ones name what was wrong
-            shown = corrections[resamples:] if attempt > resamples else []
+            shown = shown_corrections(corrections, attempt, self.params.resamples)
             messages = build_messages(marked, asked, shown)
             key = self.key(messages, question_index, attempt)
             completion = self.cache.get(key)
@@ -130,24 +164,43 @@ class Session:
                     outcome.not_asked = True
                     return outcome
             try:
-                question = validate_question(
-                    completion.text,
-                    passage.text,
-                    truncated=completion.truncated,
-                    asked=asked,
-                    source=self.sources[passage.doc_id],
-                    max_echo=self.params.max_echo,
-                    example_queries=self.example_queries,
-                    evidence=passage.text[target[0] : target[1]],
-                    specificity=self.specificity,
-                )
+                question = self.validate(completion, passage, target, asked)
+                share = echo(question, source)
+                if aim is not None and share > aim:
+                    above_aim.append((share, question))
+                    rarity = self.specificity.rarity if self.specificity else None
+                    raise InvalidAnswer("above_aim", reword_advice(question, share, source, rarity))
                 outcome.answer = Answer(question, *target)
                 return outcome
             except InvalidAnswer as invalid:
                 outcome.reasons.append((invalid.code, invalid.detail))
                 outcome.answers.append(completion.text)
-                corrections.append((completion.text, invalid.detail))
+                corrections.append(Correction(completion.text, invalid.detail, invalid.code))
+        if above_aim:  # no try reached the aim: the least echoing valid one
+            outcome.answer = Answer(min(above_aim, key=lambda tried: tried[0])[1], *target)
         return outcome
+
+    def validate(
+        self, completion: Completion, passage: Passage, target: tuple[int, int], asked: list[str]
+    ) -> str:
+        """The answer's question, or InvalidAnswer naming the first rule it breaks."""
+        return validate_question(
+            completion.text,
+            passage.text,
+            truncated=completion.truncated,
+            asked=asked,
+            source=self.sources[passage.doc_id],
+            max_echo=self.params.max_echo,
+            example_queries=self.example_queries,
+            evidence=passage.text[target[0] : target[1]],
+            specificity=self.specificity,
+        )
+
+    def aim(self, passage: Passage, question_index: int) -> float | None:
+        """The echo this question aims at (generate.aim_echo), or None without an aim."""
+        if self.aims is None:
+            return None
+        return echo_aim(self.aims, self.params.seed, passage.doc_id, passage.start, question_index)
 
     def reserve(self, messages: list[dict[str, str]], *, wait: bool = True) -> float | None:
         """Book the worst-case cost of one request within generate.max_usd; None when it does

@@ -52,6 +52,16 @@ _REFERS_TO_SOURCE = re.compile(
     r"|\b(?:im|laut|gemäß)\s+(?:text|abschnitt|auszug|absatz|dokument|artikel)\b",
     re.IGNORECASE,
 )
+# Checked against the strict labels (labels/): all 9 of 224 labelled questions that ask why
+# failed, none of their evidence sentences giving a cause. "How" is left alone: "How do I turn
+# off retries?" is what a team's documentation answers.
+_WHY = re.compile(r"^\W*(?:why|warum|weshalb|wieso)\b", re.IGNORECASE)
+_GIVES_CAUSE = re.compile(
+    r"\b(?:because|due\s+to|owing\s+to|caused\s+by|leads?\s+to|led\s+to|results?\s+in"
+    r"|resulting\s+in|thereby|since|so\s+that|in\s+order\s+to|reasons?|explains?"
+    r"|weil|daher|dadurch|aufgrund|deshalb|deswegen|führt\s+zu|grund)\b",
+    re.IGNORECASE,
+)
 # "this protein", "these mice", "dieses Protein": a thing only the passage names; "those who
 # smoke", "jene, die rauchen" name it
 _POINTS_INTO_SOURCE = re.compile(
@@ -179,22 +189,44 @@ def validate_question(
         check_known_names(question, source)
     if evidence is not None:
         check_answered(question, evidence)
+        check_why(question, evidence)
         if specificity is not None:
             check_specific(question, evidence, specificity)
     if max_echo is not None and source is not None:
         share = echo(question, source)
         if share > max_echo:
-            raise InvalidAnswer(
-                "echoes_document",
-                f"{share:.0%} of its words are the document's own words; keep the one specific "
-                "name or term, and say the rest the way a user who never read it would",
-            )
+            raise InvalidAnswer("echoes_document", echo_advice(share))
     for example in example_queries:
         if overlap(question, example) >= COPIED_EXAMPLE_SHARE:
             raise InvalidAnswer(
                 "copies_example", "it copies one of the example searches; ask about the passage"
             )
     return question
+
+
+def echo_advice(share: float) -> str:
+    """What the LLM is told about a question that reuses too many of its document's words."""
+    return (
+        f"{share:.0%} of its words are the document's own words; keep the one specific name or "
+        "term, and say the rest the way a user who never read it would"
+    )
+
+
+def reword_advice(
+    question: str, share: float, source: WindowIndex, rarity: WindowFrequency | None
+) -> str:
+    """What the LLM is told about a question that echoes more than its aim (generation/aim.py):
+    the document's words it reuses, by name, but the rarest, which names the subject. Small models
+    follow "replace these words" far better than "use your own words"."""
+    found = sorted(content_words(question) & source.where.keys())
+    if len(found) < 2:
+        return echo_advice(share)
+    subject = min(found, key=lambda word: (rarity.counts.get(word, 0) if rarity else 0, -len(word)))
+    others = ", ".join(f'"{word}"' for word in found if word != subject)
+    return (
+        f'{share:.0%} of its words are the document\'s own words; keep "{subject}", and say '
+        f"{others} in other words, the way a user who never read the document would"
+    )
 
 
 def check_unnamed_person(question: str) -> None:
@@ -223,6 +255,15 @@ def check_answered(question: str, evidence: str) -> None:
         raise InvalidAnswer(
             "not_answered",
             "the marked sentence does not answer it; ask about what that sentence says",
+        )
+
+
+def check_why(question: str, evidence: str) -> None:
+    """InvalidAnswer when the question asks why and its evidence gives no cause: the sentence
+    states a finding, and the question adds a premise about its reason."""
+    if _WHY.match(question) and not _GIVES_CAUSE.search(evidence):
+        raise InvalidAnswer(
+            "unanswered_why", "the marked sentence does not say why; ask about what it states"
         )
 
 

@@ -12,7 +12,7 @@ from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import Params
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
-from goldenset.corpus.queries import read_example_queries
+from goldenset.corpus.queries import read_examples
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import run_generation
@@ -42,12 +42,15 @@ def main(params: Params) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = params.generate
     documents, titles = read_documents(DOCUMENTS)
+    aim_examples = read_examples(settings.example_queries)
     examples = pick_examples(
-        read_example_queries(settings.example_queries), settings.example_count, settings.seed
+        [example.text for example in aim_examples], settings.example_count, settings.seed
     )
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     try:
-        result = run_generation(documents, settings, example_queries=examples, titles=titles)
+        result = run_generation(
+            documents, settings, example_queries=examples, titles=titles, aim_examples=aim_examples
+        )
     finally:
         # one segment per run instead of one file per answer: DVC pushes one object per file
         AnswerCache(settings.cache_dir).pack()
