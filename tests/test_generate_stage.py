@@ -194,19 +194,20 @@ def test_example_queries_from_a_beir_file_reach_the_prompt(tmp_path):
     assert len(seen) == 2 and all("- do statins prevent strokes" in text for text in seen)
 
 
-def first_sentence(text: str) -> list[str]:
-    return text.split(".")[0].split()
+def first_words(text: str, count: int) -> list[str]:
+    """`count` distinct long words of the text's first sentence."""
+    return sorted({w for w in text.split(".")[0].split() if w.isalpha() and len(w) > 3})[:count]
 
 
 def test_an_examples_file_aims_the_questions_at_its_echoes(tmp_path):
-    # each example names its document and four words of its first sentence, and four of none
+    # each example names its document and 4 words of it, and takes 6 of the next document: in
+    # its own document it echoes 0.4, in the corpus's best window (the next one's) 0.6
     lines = [
         {
             "_id": f"q{index}",
             "text": " ".join(
-                sorted({w for w in first_sentence(text) if w.isalpha() and len(w) > 3})[:4]
-            )
-            + " zzqa zzqb zzqc zzqd",
+                first_words(text, 4) + first_words(DOCUMENTS[(index + 1) % len(DOCUMENTS)][1], 6)
+            ),
             "doc_id": doc_id,
         }
         for index, (doc_id, text) in enumerate(DOCUMENTS)
@@ -219,5 +220,5 @@ def test_an_examples_file_aims_the_questions_at_its_echoes(tmp_path):
         )
         done = run(project, stage_env())
     assert done.returncode == 0, done.stderr
-    # measured in their own documents: half their words (a corpus-wide best would read higher)
-    assert "questions aim at the echo of 16 example queries (median 0.50" in done.stderr
+    # measured in the documents their lines name, not in the corpus's best match
+    assert "questions aim at the echo of 16 example queries (median 0.40" in done.stderr

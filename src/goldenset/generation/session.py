@@ -165,8 +165,7 @@ class Session:
                     return outcome
             try:
                 question = self.validate(completion, passage, target, asked)
-                share = echo(question, source)
-                if aim is not None and share > aim:
+                if aim is not None and (share := echo(question, source)) > aim:
                     above_aim.append((share, question))
                     rarity = self.specificity.rarity if self.specificity else None
                     raise InvalidAnswer("above_aim", reword_advice(question, share, source, rarity))

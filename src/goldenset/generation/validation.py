@@ -221,7 +221,7 @@ def reword_advice(
     found = sorted(content_words(question) & source.where.keys())
     if len(found) < 2:
         return echo_advice(share)
-    subject = min(found, key=lambda word: (rarity.counts.get(word, 0) if rarity else 0, -len(word)))
+    subject = min(found, key=lambda word: (rarity.share(word) if rarity else 0.0, -len(word)))
     others = ", ".join(f'"{word}"' for word in found if word != subject)
     return (
         f'{share:.0%} of its words are the document\'s own words; keep "{subject}", and say '
