@@ -32,7 +32,8 @@ import torch
 from scipy import sparse
 
 from goldenset.scoring.metrics import evaluate, mean_metrics
-from goldenset.scoring.topk import DenseScores, block_rows_for, top_k
+from goldenset.scoring.retrievers.dense import DenseScores
+from goldenset.scoring.topk import block_rows_for, top_k
 
 GIB = 2**30
 TARGET_LOOP_SPEEDUP = 20.0

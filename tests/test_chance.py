@@ -11,6 +11,7 @@ import pytest
 from scipy import sparse
 
 from goldenset.scoring.chance import chance_levels, context_chance
+from goldenset.scoring.measures import MEASURES, RANKING_VIEWS, Measure
 from goldenset.scoring.metrics import evaluate, mean_metrics
 from goldenset.scoring.views import ItemChunks, Layout, span_views
 
@@ -84,3 +85,32 @@ def test_context_chance_of_a_budget_holding_one_chunk_is_the_share_of_relevant_c
     assert np.all(np.abs(levels["context_hit@5"] - expected_hit) < 4 * sigma)
     # q1's evidence is 15 characters: d1 whole (10) or d5's first half (5), each with p 1/8
     assert levels["context_recall@5"][1] == pytest.approx((10 + 5) / 15 / 8, abs=4 * sigma[1])
+
+
+def test_a_measure_without_a_closed_form_gets_an_estimate_over_random_rankings(monkeypatch):
+    """A new metric declares no chance function and still gets a chance level: the mean over
+    seeded random rankings, near the mean over every ranking; the closed forms keep their
+    order and values."""
+
+    def found(judged, k):
+        return (judged.gains[:, :k] > 0).sum(axis=1).astype(np.float64)
+
+    qrels = sparse.csr_array(([1.0, 1.0, 1.0], ([0, 0, 1], [1, 4, 2])), shape=(3, N_ITEMS))
+    before = chance_levels(qrels, N_ITEMS, [1, 3], 4)
+    toy = Measure("found", "k", RANKING_VIEWS, "relevant items in the top k", compute=found)
+    monkeypatch.setitem(MEASURES, "found", toy)
+    levels = chance_levels(qrels, N_ITEMS, [1, 3], 4, rankings=4000, seed=1)
+    assert list(levels) == [
+        *(
+            f"{name}@{k}"
+            for k in (1, 3)
+            for name in ("recall", "precision", "hit", "ndcg", "found")
+        ),
+        "mrr",
+    ]
+    for name, values in before.items():
+        np.testing.assert_array_equal(levels[name], values)
+    # found@k = R k / N exactly; 4000 rankings put the estimate within a few hundredths
+    assert levels["found@3"][:2] == pytest.approx([2 * 3 / N_ITEMS, 3 / N_ITEMS], abs=0.05)
+    assert np.isnan(levels["found@1"][2])  # no relevant item: no chance level
+    assert "found@1" not in chance_levels(qrels, N_ITEMS, [1], 4, rankings=0)

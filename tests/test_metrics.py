@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scipy import sparse
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.registry import MEASURES
+from goldenset.scoring.measures import MEASURES
 from goldenset.scoring.metrics import (
     evaluate,
     hit_at_k,
@@ -29,7 +29,8 @@ from goldenset.scoring.metrics import (
     reciprocal_rank,
     relevant_counts,
 )
-from goldenset.scoring.topk import BM25Scores, top_k
+from goldenset.scoring.retrievers.lexical import BM25Scores
+from goldenset.scoring.topk import top_k
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 

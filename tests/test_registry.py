@@ -1,25 +1,23 @@
-"""The extension points' declarations (goldenset.core.registry) and what is derived from them: the
-params sections, the ranking order, metric names, the plot declaration and the README table."""
+"""The extension points' declarations (goldenset.scoring.retrievers, goldenset.scoring.measures)
+and what is derived from them: the params sections, the ranking order, metric names, chance
+levels, the plot declaration and the README table."""
 
 from __future__ import annotations
 
 import json
+import pkgutil
+import subprocess
+import sys
 
 import pytest
 import yaml
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import Params, RetrieversParams, ScoreParams, parse_params
-from goldenset.core.registry import (
-    MEASURES,
-    REGISTRY,
-    is_per_question_metric,
-    metric_table,
-    parse_metric,
-    ranking_order,
-)
+from goldenset.scoring.measures import MEASURES, is_per_question_metric, metric_table, parse_metric
 from goldenset.scoring.metrics import evaluate
 from goldenset.scoring.querysets import recall_plot_rows
+from goldenset.scoring.retrievers import REGISTRY, ranking_order
 from goldenset.scoring.views import CONTEXT_METRICS
 from tests.conftest import ROOT
 
@@ -121,3 +119,27 @@ def test_the_readme_metric_table_is_the_declarations():
 
 def test_every_params_field_of_a_retriever_is_reachable_from_params():
     assert json.loads(Params().model_dump_json())["retrievers"].keys() == REGISTRY.keys()
+
+
+def test_each_retriever_module_of_the_package_declares_its_entry():
+    """Importing the package imports every module in it: a new retriever is one new file."""
+    import goldenset.scoring.retrievers as package
+
+    modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    declared = {REGISTRY[name].build.__module__.rpartition(".")[2] for name in ranking_order()}
+    assert declared == modules - {"base"}
+    assert REGISTRY["bm25"].params.__module__ == "goldenset.scoring.retrievers.lexical"
+
+
+def test_reading_params_loads_no_numerical_library():
+    """core.params reads the registries; the retrievers import numpy, torch, faiss and bm25s
+    only when they rank."""
+    code = "import sys, goldenset.core.params; print(sorted(set(sys.modules) & {LIBRARIES}))"
+    libraries = {"numpy", "torch", "faiss", "bm25s", "scipy", "pandas"}
+    process = subprocess.run(
+        [sys.executable, "-c", code.replace("{LIBRARIES}", repr(libraries))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert process.stdout.strip() == "[]"

@@ -16,7 +16,8 @@ from goldenset.scoring.relevance import (
     group_starts,
     text_classes,
 )
-from goldenset.scoring.topk import DenseScores, top_k
+from goldenset.scoring.retrievers.dense import DenseScores
+from goldenset.scoring.topk import top_k
 from tests.test_metrics import TREC_NAMES, trec_eval_scores
 
 

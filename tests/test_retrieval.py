@@ -1,4 +1,5 @@
-"""goldenset.scoring.topk: blocked top-k equals a brute-force full sort; BM25 and dense sources."""
+"""goldenset.scoring.topk: blocked top-k equals a brute-force full sort; the BM25 and dense
+sources of goldenset.scoring.retrievers."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from goldenset.core.errors import GoldensetError
+from goldenset.scoring.retrievers.dense import DenseScores
+from goldenset.scoring.retrievers.lexical import BM25Scores
 from goldenset.scoring.topk import (
-    BM25Scores,
-    DenseScores,
     TopK,
     block_rows_for,
     resolve_device,

@@ -12,18 +12,21 @@ from scipy.sparse import csr_array
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import RetrieversParams, parse_params
-from goldenset.core.registry import ANNParams, build_retrievers
 from goldenset.scoring.querysets import QuerySet
 from goldenset.scoring.retrievers import (
+    REGISTRY,
     Corpus,
-    Dense,
     Queries,
+    RankingContext,
+    build_retrievers,
+    exact_search,
     rank_all,
-    recall_loss,
-    reciprocal_rank_fusion,
-    to_groups,
 )
-from goldenset.scoring.topk import TopK
+from goldenset.scoring.retrievers.ann import ANNParams, recall_loss
+from goldenset.scoring.retrievers.dense import Dense
+from goldenset.scoring.retrievers.external import ExternalParams
+from goldenset.scoring.retrievers.fusion import reciprocal_rank_fusion
+from goldenset.scoring.topk import TopK, to_groups
 
 TEXTS = [
     "red apples grow on trees",
@@ -306,3 +309,26 @@ def test_dense_is_the_exact_reference():
     corpus = small_corpus()
     queries = chunk_queries(corpus, ["x"], corpus.vectors[[2]])
     assert Dense(corpus).rank(queries, 2, {}).indices[0, 0] == 2
+
+
+def test_ann_without_dense_measures_its_loss_against_the_exact_entry():
+    """The entry marked exact (dense) gives recall_loss its reference even when it is off."""
+    corpus = small_corpus()
+    queries = chunk_queries(corpus, ["a", "b"], corpus.vectors[[1, 4]])
+    entry = REGISTRY["ann"]
+    settings = ANNParams(index="ivf", ivf_nlist=3, ivf_nprobe=1)
+    approximate = entry.build(settings, corpus, "cpu").rank(queries, 4, {})
+    exact = Dense(corpus).rank(queries, 4, {})
+    alone = entry.extra_metrics(approximate, RankingContext(queries, corpus, {}, 4), [1, 4])
+    assert exact_search()[0] == "dense"
+    assert alone == recall_loss(approximate, exact, [1, 4])
+
+
+def test_only_an_external_run_file_is_left_out_of_chunk_rankings():
+    """A run file ranks the ids it holds, so a set judged per document gets no context view
+    from it; a callable ranks the chunks it is handed."""
+    external = REGISTRY["external"]
+    on = {"enabled": True}
+    assert not external.ranks_chunks_with(ExternalParams(**on, run_file="run.trec"))
+    assert external.ranks_chunks_with(ExternalParams(**on, callable="external.search:search"))
+    assert REGISTRY["bm25"].ranks_chunks_with(REGISTRY["bm25"].params())

@@ -1,22 +1,17 @@
 """A toy retriever and a toy metric, each added in one place: one registry entry.
 
-Imported at interpreter start (a `sitecustomize` module that tests/test_extension_points.py puts
-on the path of the pipeline's processes), so the score stage and `goldenset compare`, run as
-their real commands, see both.
+The toy retriever is what a module of goldenset.scoring.retrievers holds (its params section, how
+to build it, its entry); the toy metric is one Measure. Imported at interpreter start (a
+`sitecustomize` module that tests/test_extension_points.py puts on the path of the pipeline's
+processes), so the score stage and `goldenset compare`, run as their real commands, see both.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from goldenset.core.registry import (
-    MEASURES,
-    RANKING_VIEWS,
-    REGISTRY,
-    Measure,
-    RetrieverEntry,
-    RetrieverSection,
-)
+from goldenset.scoring.measures import MEASURES, RANKING_VIEWS, Measure
+from goldenset.scoring.retrievers import REGISTRY, RetrieverEntry, RetrieverSection
 
 
 class ToyParams(RetrieverSection):
@@ -25,7 +20,7 @@ class ToyParams(RetrieverSection):
 
 def build_toy(settings: ToyParams, corpus, device):
     """bm25 with its own k1 and no length normalisation: a retriever the project does not have."""
-    from goldenset.scoring.retrievers import BM25
+    from goldenset.scoring.retrievers.lexical import BM25
 
     return BM25(corpus, settings.k1, 0.0)
 

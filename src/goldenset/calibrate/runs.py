@@ -40,7 +40,7 @@ from goldenset.core.params import (
     ScoreParams,
     load_params,
 )
-from goldenset.core.registry import REGISTRY, fused_sections, model_free
+from goldenset.scoring.retrievers import REGISTRY, fused_sections, model_free
 from goldenset.scoring.run import score_configuration, write_score_outputs
 
 KEYS = ["query_set", "retriever", "qid"]

@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.registry import is_per_question_metric
 from goldenset.core.stats import EXACT_MAX_N, bootstrap_interval, holm_adjusted, randomization_test
+from goldenset.scoring.measures import is_per_question_metric
 
 KEYS = ["query_set", "retriever", "qid"]
 
@@ -64,7 +64,7 @@ class Row:
 
 
 def metric_columns(results: pd.DataFrame) -> list[str]:
-    """The per-question metric columns of results.parquet (goldenset.core.registry.MEASURES)."""
+    """The per-question metric columns of results.parquet (goldenset.scoring.measures.MEASURES)."""
     return [name for name in results.columns if is_per_question_metric(str(name))]
 
 

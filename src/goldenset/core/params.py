@@ -10,13 +10,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.registry import (
-    REGISTRY,
-    fusable,
-    fused_sections,
-    metric_names_hint,
-    parse_metric,
-)
+from goldenset.scoring.measures import metric_names_hint, parse_metric
+from goldenset.scoring.retrievers import REGISTRY, fusable, fused_sections
 
 
 class Section(BaseModel):
@@ -235,7 +230,7 @@ class AuditParams(Section):
 
 
 class RetrieversSection(Section):
-    """params.yaml `retrievers:`: one field per entry of goldenset.core.registry."""
+    """params.yaml `retrievers:`: one field per entry of goldenset.scoring.retrievers."""
 
     @model_validator(mode="after")
     def _fused_retrievers_enabled(self) -> RetrieversSection:

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import sparse
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.registry import ranking_measures
+from goldenset.scoring.measures import Measure, named, ranking_measures
 
 # Keys of evaluate()'s result that describe queries rather than measure them.
 QUERY_KEY = "query"
@@ -156,14 +156,14 @@ def ndcg_at_k(gains: np.ndarray, ideal: np.ndarray, k: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Judged:
     """A ranking read against its judgments, over the queries with a relevant item: what every
-    ranking measure (goldenset.core.registry.MEASURES) computes from."""
+    ranking measure (goldenset.scoring.measures.MEASURES) computes from."""
 
     gains: np.ndarray  # (queries, depth): grade of each ranked item, 0 when not relevant
     n_relevant: np.ndarray  # relevant items per query
     ideal: np.ndarray  # (queries, largest k): the best grades, descending
 
 
-# The measures of goldenset.core.registry, computed: (judged ranking, k) -> a value per query.
+# The measures of goldenset.scoring.measures, computed: (judged ranking, k) -> a value per query.
 def recall_measure(judged: Judged, k: int) -> np.ndarray:
     return recall_at_k(judged.gains, judged.n_relevant, k)
 
@@ -189,8 +189,9 @@ def evaluate(
 ) -> dict[str, np.ndarray]:
     """Per-query metrics over the queries that have at least one relevant item.
 
-    Returns every ranking measure of goldenset.core.registry (``recall@k``, ``hit@k``, ``ndcg@k``,
-    ``precision@k`` for each k, then ``mrr``; float64 arrays, one value per kept query), plus
+    Returns every ranking measure of goldenset.scoring.measures (``recall@k``, ``hit@k``,
+    ``ndcg@k``, ``precision@k`` for each k, then ``mrr``; float64 arrays, one value per kept
+    query), plus
     ``query`` (row index of each kept query in ``ranked``/``qrels``) and ``n_relevant``.
     Queries with no relevant item are dropped: ``ranked.shape[0] - len(result["query"])`` of
     them.
@@ -198,21 +199,25 @@ def evaluate(
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] <= 0:
         raise ValueError(f"ks must be positive integers, got {ks}")
+    kept, judged = judge(ranked, qrels, ks[-1])
+    result: dict[str, np.ndarray] = {QUERY_KEY: kept, N_RELEVANT_KEY: judged.n_relevant}
+    result.update(measured(ranking_measures(), judged, ks))
+    return result
+
+
+def judge(ranked: np.ndarray, qrels: sparse.csr_array, largest_k: int) -> tuple[np.ndarray, Judged]:
+    """The queries with a relevant item (their rows) and their ranking read against qrels."""
     gains = judged_gains(ranked, qrels)
     n_relevant = relevant_counts(qrels)
     kept = np.flatnonzero(n_relevant > 0)
-    gains, n_relevant = gains[kept], n_relevant[kept]
-    judged = Judged(gains, n_relevant, ideal_gains(qrels, ks[-1])[kept])
-    result: dict[str, np.ndarray] = {QUERY_KEY: kept, N_RELEVANT_KEY: n_relevant}
-    measures = ranking_measures()
-    for k in ks:
-        for measure in measures:
-            if measure.parameter == "k":
-                result[f"{measure.name}@{k}"] = measure.computed()(judged, k)
-    for measure in measures:
-        if measure.parameter is None:
-            result[measure.name] = measure.computed()(judged, None)
-    return result
+    return kept, Judged(gains[kept], n_relevant[kept], ideal_gains(qrels, largest_k)[kept])
+
+
+def measured(
+    measures: Sequence[Measure], judged: Judged, ks: Iterable[int]
+) -> dict[str, np.ndarray]:
+    """Each measure's values per query, by metric name (goldenset.scoring.measures.named)."""
+    return {name: measure.computed()(judged, k) for name, measure, k in named(measures, ks)}
 
 
 def mean_metrics(per_query: Mapping[str, np.ndarray]) -> dict[str, float]:

@@ -22,7 +22,6 @@ from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
 from goldenset.core.params import Params, ScoreParams
-from goldenset.core.registry import REGISTRY, build_retrievers
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.queries import (
     NO_REAL_QUERIES,
@@ -50,11 +49,12 @@ from goldenset.scoring.relevance import (
 )
 from goldenset.scoring.reports import worst_misses
 from goldenset.scoring.retrievers import (
+    REGISTRY,
     Corpus,
-    ExternalRunFile,
     Queries,
     RankingContext,
     Retriever,
+    build_retrievers,
     rank_all,
 )
 from goldenset.scoring.tokens import load_tokenizer, token_starts
@@ -182,7 +182,7 @@ def _score_set(prepared: Prepared, search: _Searches, sp: ScoreParams) -> Scored
         values, frame = score_ranked(
             query_set, retriever, found, ks, sp.headline, views, by_chunk.get(retriever)
         )
-        extra = REGISTRY[retriever].extra()
+        extra = REGISTRY[retriever].extra_metrics
         own = {}
         if extra is not None:
             own = extra(found, RankingContext(queries, searched, ranked, depth, search.device), ks)
@@ -223,7 +223,7 @@ class _Searches:
         chunk_retrievers = {
             name: retriever
             for name, retriever in retrievers.items()
-            if not isinstance(retriever, ExternalRunFile)
+            if REGISTRY[name].ranks_chunks_with(getattr(self.params.retrievers, name))
         }
         queries = Queries(chunk_items, prepared.texts, vectors)
         ranked = rank_all(chunk_retrievers, queries, depth)

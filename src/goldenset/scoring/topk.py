@@ -1,8 +1,9 @@
 """Exact top-k search over score blocks, with memory bounded by a block of query rows.
 
-A retriever is a :class:`ScoreSource`: it hands out the full score matrix one block of query
-rows at a time. :func:`top_k` keeps the k best items (or item groups) of every query without
-ever sorting a whole row.
+An exact retriever is a :class:`ScoreSource` (goldenset.scoring.retrievers: dense, bm25): it hands
+out the full score matrix one block of query rows at a time. :func:`top_k` keeps the k best items
+(or item groups) of every query without ever sorting a whole row. :class:`TopK` holds the ranked
+lists every retriever returns, and the functions after it reshape them.
 
 Ties: equal scores rank by ascending item (or group) index, also across the k-th place, so the
 result does not depend on block size or thread timing. NaN scores count as -inf.
@@ -10,12 +11,10 @@ result does not depend on block size or thread timing. NaN scores count as -inf.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
-import bm25s
 import numpy as np
 import torch
 from tqdm.auto import tqdm
@@ -59,96 +58,6 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-class DenseScores:
-    """Inner products of query and item vectors (normalise them first for cosine), computed on
-    `device`; each block of scores comes back to the CPU for the top-k selection."""
-
-    def __init__(
-        self,
-        query_vectors: np.ndarray,
-        item_vectors: np.ndarray,
-        device: torch.device | str = "cpu",
-    ) -> None:
-        query_vectors = np.asarray(query_vectors, dtype=np.float32)
-        item_vectors = np.asarray(item_vectors, dtype=np.float32)
-        if query_vectors.ndim != 2 or item_vectors.ndim != 2:
-            raise GoldensetError("query and item vectors must be 2-D arrays (rows, dimensions)")
-        if query_vectors.shape[1] != item_vectors.shape[1]:
-            raise GoldensetError(
-                f"query vectors have {query_vectors.shape[1]} dimensions but item vectors have "
-                f"{item_vectors.shape[1]}: embed both with the same embed.model"
-            )
-        # torch's matmul is multi-threaded and faster than numpy's here (benchmarks/score_bench.py).
-        self.device = torch.device(device)
-        self._queries = torch.from_numpy(np.ascontiguousarray(query_vectors)).to(self.device)
-        self._items = torch.from_numpy(np.ascontiguousarray(item_vectors)).to(self.device)
-
-    @property
-    def n_queries(self) -> int:
-        return self._queries.shape[0]
-
-    @property
-    def n_items(self) -> int:
-        return self._items.shape[0]
-
-    def scores(self, rows: slice) -> np.ndarray:
-        return (self._queries[rows] @ self._items.T).cpu().numpy()
-
-    def scores_into(self, rows: slice, out: np.ndarray) -> np.ndarray:
-        """Like scores, written into ``out`` (float32, C-contiguous, (rows, n_items))."""
-        target = torch.from_numpy(out)
-        if self.device.type == "cpu":  # straight into the buffer: no copy
-            torch.mm(self._queries[rows], self._items.T, out=target)
-        else:
-            target.copy_(torch.mm(self._queries[rows], self._items.T))
-        return out
-
-
-class BM25Scores:
-    """BM25 (bm25s, Lucene variant) of each query text against each item text.
-
-    Tokens: bm25s' tokenizer with English stopwords, no stemming. A query with no known token,
-    or a corpus with no token at all, scores 0 everywhere.
-    """
-
-    def __init__(
-        self,
-        item_texts: Sequence[str],
-        query_texts: Sequence[str],
-        k1: float = 1.5,
-        b: float = 0.75,
-    ) -> None:
-        self._n_items = len(item_texts)
-        self._n_queries = len(query_texts)
-        corpus = bm25s.tokenize(list(item_texts), stopwords="en", show_progress=False)
-        self._index: bm25s.BM25 | None = None
-        if corpus.vocab:  # bm25s cannot index a corpus without a single token
-            self._index = bm25s.BM25(k1=k1, b=b)
-            self._index.index(corpus, show_progress=False)
-        queries = bm25s.tokenize(
-            list(query_texts), stopwords="en", return_ids=False, show_progress=False
-        )
-        self._query_token_ids = [
-            self._index.get_tokens_ids(tokens) if self._index else [] for tokens in queries
-        ]
-
-    @property
-    def n_queries(self) -> int:
-        return self._n_queries
-
-    @property
-    def n_items(self) -> int:
-        return self._n_items
-
-    def scores(self, rows: slice) -> np.ndarray:
-        token_ids = self._query_token_ids[rows]
-        block = np.zeros((len(token_ids), self._n_items), dtype=np.float32)
-        for row, ids in enumerate(token_ids):
-            if ids:
-                block[row] = self._index.get_scores_from_ids(ids)
-        return block
-
-
 @dataclass(frozen=True)
 class TopK:
     """Best items of each query: ``indices`` int64 and ``scores`` float32, (n_queries, k').
@@ -158,6 +67,52 @@ class TopK:
 
     indices: np.ndarray
     scores: np.ndarray
+
+
+def ranked_rows(
+    rows: np.ndarray, items: np.ndarray, scores: np.ndarray, n_queries: int, depth: int
+) -> TopK:
+    """Entries already sorted by row then rank -> (n_queries, depth) lists, -1 padded."""
+    found = padded(n_queries, depth)
+    first = np.searchsorted(rows, np.arange(n_queries))
+    position = np.arange(rows.size) - first[rows]
+    keep = position < depth
+    found.indices[rows[keep], position[keep]] = items[keep]
+    found.scores[rows[keep], position[keep]] = scores[keep]
+    return found
+
+
+def padded(n_queries: int, depth: int) -> TopK:
+    return TopK(
+        indices=np.full((n_queries, depth), -1, dtype=np.int64),
+        scores=np.full((n_queries, depth), -np.inf, dtype=np.float32),
+    )
+
+
+def chunk_depth(groups: np.ndarray | None, n_chunks: int, depth: int) -> int:
+    """Chunks to fetch so that ``depth`` distinct documents are among them."""
+    if groups is None:
+        return depth
+    largest = int(np.diff(np.r_[groups, n_chunks]).max()) if len(groups) else 1
+    return depth * largest
+
+
+def to_groups(found: TopK, groups: np.ndarray | None, depth: int) -> TopK:
+    """Ranked chunks -> ranked documents (a document at the rank of its best chunk)."""
+    if groups is None:
+        return ranked_rows(*_entries(found), found.indices.shape[0], depth)
+    row, column = np.nonzero(found.indices >= 0)
+    group = np.searchsorted(groups, found.indices[row, column], side="right") - 1
+    # the first (best) chunk of each document in each row
+    _, first = np.unique(row * (len(groups) + 1) + group, return_index=True)
+    first = np.sort(first)  # back into row, then rank order
+    scores = found.scores[row[first], column[first]]
+    return ranked_rows(row[first], group[first], scores, found.indices.shape[0], depth)
+
+
+def _entries(found: TopK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    row, column = np.nonzero(found.indices >= 0)
+    return row, found.indices[row, column], found.scores[row, column]
 
 
 def top_k(

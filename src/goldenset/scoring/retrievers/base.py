@@ -1,0 +1,160 @@
+"""What every retriever shares: the interface (:class:`Retriever` over a :class:`Corpus` and
+:class:`Queries`), the params section it extends (:class:`RetrieverSection`) and the registry
+(:data:`REGISTRY`), in which each retriever's module declares its :class:`RetrieverEntry`.
+
+Everything else is derived from :data:`REGISTRY`: the params sections and their validation
+(goldenset.core.params), the order retrievers rank in, the retrievers `goldenset calibrate`
+accepts, and the plot (a colour per retriever scored, whatever its name).
+
+Nothing here imports numpy, torch or faiss: goldenset.core.params reads the registry, and reading
+params must stay fast. A retriever's module imports them inside the functions that rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+    from goldenset.scoring.querysets import QuerySet
+    from goldenset.scoring.topk import TopK
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The chunks every retriever searches, row i of each field belonging to chunk i."""
+
+    chunk_ids: list[str]
+    texts: list[str]
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
+class Queries:
+    """One query set with its query texts and vectors (row i: ``query_set.qids[i]``)."""
+
+    query_set: QuerySet
+    texts: list[str]
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
+class RankingContext:
+    """What a retriever's own metrics may read besides its lists: the queries, the corpus they
+    searched, the other retrievers' lists on the same set, the depth and the dense device."""
+
+    queries: Queries
+    corpus: Corpus
+    ranked: Mapping[str, TopK]
+    depth: int
+    device: torch.device | str = "cpu"
+
+
+class Retriever(Protocol):
+    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK | None:
+        """Ranked lists of up to ``depth`` items per query; None when it has none for this set.
+
+        ``earlier``: the lists of the retrievers ranked before it on the same query set.
+        """
+        ...
+
+
+def rank_all(retrievers: Mapping[str, Retriever], queries: Queries, depth: int) -> dict[str, TopK]:
+    """Every retriever's lists on one query set (a retriever with none for it is left out)."""
+    ranked: dict[str, TopK] = {}
+    for name, retriever in retrievers.items():
+        found = retriever.rank(queries, depth, ranked)
+        if found is not None:
+            ranked[name] = found
+    return ranked
+
+
+class RetrieverSection(BaseModel):
+    """A retriever's section of params.yaml `retrievers:`; every one can be switched off."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+
+
+# (its params section, a Corpus, a torch device) -> a Retriever
+Builder = Callable[[Any, Corpus, Any], Retriever]
+# (its ranked lists, a RankingContext, ks) -> metric name -> mean
+ExtraMetrics = Callable[[Any, RankingContext, Sequence[int]], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class RetrieverEntry:
+    """A retriever as the pipeline knows it: REGISTRY["name"] = RetrieverEntry(...)."""
+
+    params: type[RetrieverSection]  # its section of params.yaml `retrievers:`
+    build: Builder
+    # where it ranks, and lists in the outputs, among the registered retrievers: lower first
+    # (equal orders keep the order of registration)
+    order: int = 100
+    # hybrid may fuse its lists; one that fuses others (its params have `fuse`, the names it
+    # fuses) is not fusable, and ranks after them
+    fusable: bool = True
+    model_free: bool = False  # reads no embedding: calibrate scores it with the first model only
+    # exact search over the embeddings: approximate searches are measured against its lists
+    exact: bool = False
+    # it ranks the chunks it is handed, so a set judged per document gets a context view from
+    # its chunk rankings; False, or a function of its params section, for one that ranks ids of
+    # its own (a run file)
+    ranks_chunks: bool | Callable[[Any], bool] = True
+    extra_metrics: ExtraMetrics | None = None  # metrics of its own, added to its scores
+
+    def ranks_chunks_with(self, settings: RetrieverSection) -> bool:
+        return self.ranks_chunks(settings) if callable(self.ranks_chunks) else self.ranks_chunks
+
+
+# Filled by the package's modules when goldenset.scoring.retrievers is imported (and by a
+# plugin that imports it and adds its own), then in `order`.
+REGISTRY: dict[str, RetrieverEntry] = {}
+
+
+def registered() -> list[tuple[str, RetrieverEntry]]:
+    return sorted(REGISTRY.items(), key=lambda item: item[1].order)
+
+
+def ranking_order() -> list[str]:
+    """Registered names, those hybrid can fuse first: a fusing retriever reads their lists."""
+    return fusable() + [name for name, entry in registered() if not entry.fusable]
+
+
+def fusable() -> list[str]:
+    return [name for name, entry in registered() if entry.fusable]
+
+
+def model_free() -> set[str]:
+    return {name for name, entry in registered() if entry.model_free}
+
+
+def exact_search() -> tuple[str, RetrieverEntry]:
+    """The retriever whose lists are exact search over the embeddings."""
+    return next((name, entry) for name, entry in registered() if entry.exact)
+
+
+def build_retrievers(params: BaseModel, corpus: Corpus, device: Any = "cpu") -> dict[str, Any]:
+    """The enabled retrievers of params.yaml `retrievers:` over a corpus, by name, in ranking
+    order.
+
+    device: where exact dense scoring runs (score.device, resolved)."""
+    built: dict[str, Any] = {}
+    for name in ranking_order():
+        settings = getattr(params, name)
+        if settings.enabled:
+            built[name] = REGISTRY[name].build(settings, corpus, device)
+    return built
+
+
+def fused_sections(params: BaseModel) -> Mapping[str, list[str]]:
+    """The retrievers each fusing retriever fuses (its `fuse` param), enabled or not."""
+    return {
+        name: list(getattr(params, name).fuse) for name, entry in registered() if not entry.fusable
+    }

@@ -1,0 +1,186 @@
+"""external: a team's own retriever, as a Python callable (module:function) or a TREC run file;
+it reads no embedding. A run file ranks the ids it holds, not the chunks it is handed."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import Field, model_validator
+
+from goldenset.core.errors import GoldensetError
+from goldenset.scoring.retrievers.base import REGISTRY, RetrieverEntry, RetrieverSection
+
+if TYPE_CHECKING:
+    import torch
+
+    from goldenset.scoring.retrievers.base import Corpus, Queries
+    from goldenset.scoring.topk import TopK
+
+log = logging.getLogger("goldenset")
+
+
+class ExternalParams(RetrieverSection):
+    enabled: bool = False
+    callable: str | None = Field(None, pattern=r"^[\w.]+:\w+$", description="module:function")
+    run_file: str | None = Field(None, min_length=1, description="a TREC run file")
+    folder: str = Field(
+        "external",
+        min_length=1,
+        description="the retriever's files, a dep of score; its module imports from the folder "
+        "holding this one",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ExternalParams:
+        if self.enabled and (self.callable is None) == (self.run_file is None):
+            raise ValueError("set exactly one of callable (module:function) and run_file")
+        return self
+
+
+class ExternalCallable:
+    """``module:function`` called as ``function(query_texts, chunk_ids, chunk_texts, k)``.
+
+    It returns, for each query in order, its best chunks first: chunk ids, or (chunk id, score)
+    pairs. For a query set judged per document, the documents rank by their best chunk.
+    The module is imported from the folder holding ``folder`` (retrievers.external.folder):
+    ``external.my_search`` from the project folder, ``search.retrieve`` from a repository
+    holding the pipeline in a subfolder and its ``search/`` folder at the top (``../search``).
+    """
+
+    def __init__(self, corpus: Corpus, spec: str, folder: str) -> None:
+        self.corpus, self.spec, self.folder = corpus, spec, folder
+        self._function: Callable | None = None
+
+    def _loaded(self) -> Callable:
+        if self._function is None:
+            self._function = load_callable(self.spec, self.folder)
+        return self._function
+
+    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
+        from goldenset.scoring.topk import chunk_depth, to_groups
+
+        groups, n_chunks = queries.query_set.groups, len(self.corpus.chunk_ids)
+        wanted = min(chunk_depth(groups, n_chunks, depth), n_chunks)
+        answer = self._loaded()(
+            list(queries.texts), self.corpus.chunk_ids, self.corpus.texts, wanted
+        )
+        found = parse_ranked_ids(answer, self.corpus.chunk_ids, len(queries.texts), self.spec)
+        return to_groups(found, groups, depth)
+
+
+def load_callable(spec: str, folder: str) -> Callable:
+    module_name, _, function_name = spec.partition(":")
+    # the user's module sits in `folder`, named from the folder above it (the project folder
+    # for external/, the repository's top for ../search), or in the project folder itself
+    for root in dict.fromkeys([os.getcwd(), str(Path(folder).resolve().parent)]):
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise GoldensetError(
+            f"retrievers.external.callable: cannot import {module_name!r} ({error}); put the "
+            "module in retrievers.external.folder, e.g. external/<name>.py named external.<name>"
+        ) from None
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise GoldensetError(
+            f"retrievers.external.callable: {module_name!r} has no function {function_name!r}"
+        )
+    return function
+
+
+def parse_ranked_ids(answer: object, item_ids: list[str], n_queries: int, origin: str) -> TopK:
+    """Per-query lists of ids or (id, score) pairs -> ranked lists; scores default to 1/rank."""
+    from goldenset.scoring.topk import padded
+
+    if not isinstance(answer, Sequence) or len(answer) != n_queries:
+        raise GoldensetError(
+            f"retrievers.external: {origin} must return one ranked list per query "
+            f"({n_queries}), got {type(answer).__name__}"
+            + (f" of {len(answer)}" if isinstance(answer, Sequence) else "")
+        )
+    index_of = {item: position for position, item in enumerate(item_ids)}
+    depth = max((len(ranked) for ranked in answer), default=0)
+    found = padded(n_queries, depth)
+    for row, ranked in enumerate(answer):
+        for column, entry in enumerate(ranked):
+            item, score = (entry, 1.0 / (column + 1)) if isinstance(entry, str) else entry
+            position = index_of.get(str(item))
+            if position is None:
+                raise GoldensetError(
+                    f"retrievers.external: {origin} ranked unknown chunk id {item!r} for query "
+                    f"{row}; return ids from the chunk_ids it was given"
+                )
+            found.indices[row, column], found.scores[row, column] = position, score
+    return found
+
+
+class ExternalRunFile:
+    """A TREC run file (``qid Q0 docid rank score tag``), ordered as trec_eval orders it.
+
+    Golden-set questions rank chunk ids (those of data/chunks.parquet, as exported to the BEIR
+    corpus); real queries rank document ids, like their qrels. A query set none of whose query
+    ids is in the file is not scored; a query of a set absent from the file ranks nothing.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._run: dict[str, dict[str, float]] | None = None
+
+    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK | None:
+        import numpy as np
+
+        from goldenset.scoring.exports import read_trec_run
+        from goldenset.scoring.metrics import rank_run
+        from goldenset.scoring.topk import TopK
+
+        if self._run is None:
+            self._run = read_trec_run(Path(self.path))
+        query_set = queries.query_set
+        if not any(qid in self._run for qid in query_set.qids):
+            log.info("external: %s holds no %s query; not scored", self.path, query_set.name)
+            return None
+        unit = "chunk" if query_set.groups is None else "document"
+        try:
+            indices = rank_run(self._run, query_set.item_ids, query_set.qids, depth)
+        except GoldensetError as error:
+            raise GoldensetError(
+                f"retrievers.external.run_file {self.path}: {error}; {query_set.name} queries "
+                f"rank {unit} ids"
+            ) from None
+        scores = np.full(indices.shape, -np.inf, dtype=np.float32)
+        for row, qid in enumerate(query_set.qids):
+            run = self._run.get(qid, {})
+            for column, item in enumerate(indices[row]):
+                if item >= 0:
+                    scores[row, column] = run[query_set.item_ids[item]]
+        return TopK(indices=indices, scores=scores)
+
+
+def build_external(
+    settings: ExternalParams, corpus: Corpus, device: torch.device | str
+) -> ExternalCallable | ExternalRunFile:
+    if settings.callable:
+        return ExternalCallable(corpus, settings.callable, settings.folder)
+    return ExternalRunFile(str(settings.run_file))
+
+
+def _ranks_the_chunks_handed(settings: ExternalParams) -> bool:
+    """A callable ranks the chunks it is handed; a run file, the ids it holds."""
+    return bool(settings.callable)
+
+
+REGISTRY["external"] = RetrieverEntry(
+    ExternalParams,
+    build_external,
+    order=40,
+    model_free=True,
+    ranks_chunks=_ranks_the_chunks_handed,
+)
