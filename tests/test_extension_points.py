@@ -64,6 +64,8 @@ def test_the_toy_retriever_and_metric_are_scored(project):
     # found@1 <= 1, and the doc_ view's form where there is one: evaluate reads the declaration
     assert 0 <= detail["real"]["toy"]["found@1"] <= 1
     assert scores["real"]["toy"]["ndcg@10"] > 0
+    # the toy metric declares no chance level: it gets one estimated over random rankings
+    assert 0 <= detail["chance"]["real"]["found@10"] <= 10
 
 
 def test_the_toy_retriever_is_plotted(project):

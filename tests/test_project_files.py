@@ -50,13 +50,28 @@ def module_file(name: str) -> Path | None:
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
+def _for_type_checkers(tree: ast.AST) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:``, which never run."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+
+
 def imported_files(script: Path) -> set[Path]:
-    """goldenset files a script imports, transitively, wherever the import statement sits."""
+    """goldenset files a script imports, transitively, wherever the import statement sits (but
+    under ``if TYPE_CHECKING:``)."""
     seen: set[Path] = set()
     pending = [script]
     while pending:
         tree = ast.parse(pending.pop().read_text(encoding="utf-8"))
+        skipped = _for_type_checkers(tree)
         for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -103,6 +118,18 @@ def test_imported_files_follows_imports_inside_functions(tmp_path):
         "goldenset/scoring/querysets.py",
         "goldenset/core/errors.py",
     } <= found
+
+
+def test_imported_files_leaves_out_imports_for_type_checkers(tmp_path):
+    script = tmp_path / "stage.py"
+    script.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from goldenset.scoring.topk import TopK\n"
+        "from goldenset.core.errors import GoldensetError\n"
+    )
+    found = {str(path.relative_to(SOURCE)) for path in imported_files(script)}
+    assert "goldenset/core/errors.py" in found
+    assert "goldenset/scoring/topk.py" not in found
 
 
 def test_no_generate_dep_changes_when_only_chunking_code_changes():
