@@ -121,13 +121,14 @@ def chance_means(
 ) -> dict[str, float]:
     """Mean chance level of each metric over the judged queries (goldenset.scoring.chance), with the
     number of items (and, for the document view, documents) a random ranking draws from.
-    ``rankings`` random rankings estimate the context metrics' (0: none)."""
+    ``rankings`` random rankings estimate the context metrics' and those without a closed form
+    (0: none)."""
     n_items = len(query_set.item_ids)
-    levels = chance_levels(query_set.qrels, n_items, ks, depth)
+    levels = chance_levels(query_set.qrels, n_items, ks, depth, rankings, seed)
     out = {ITEMS: float(n_items), **{name: _mean(values) for name, values in levels.items()}}
     if views.doc_qrels is not None:
         n_docs = len(views.context.token_starts)
-        levels = chance_levels(views.doc_qrels, n_docs, ks, depth)
+        levels = chance_levels(views.doc_qrels, n_docs, ks, depth, rankings, seed)
         out[DOCUMENTS] = float(n_docs)
         out.update({f"doc_{name}": _mean(values) for name, values in levels.items()})
     if rankings:
