@@ -10,8 +10,16 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from goldenset.chunking.strategies import char_spans, chunk_document, chunk_documents, token_spans
+from goldenset.chunking.strategies import (
+    STRATEGIES,
+    Strategy,
+    char_spans,
+    chunk_document,
+    chunk_documents,
+    token_spans,
+)
 from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.params import ChunkParams
 from goldenset.core.spans import markdown_section_spans, pack_spans, paragraph_spans, sentence_spans
@@ -350,6 +358,15 @@ def test_token_chunks_keep_characters_the_tokenizer_drops(tokenizer):
 def test_tokens_strategy_needs_a_tokenizer():
     with pytest.raises(ValueError, match="tokenizer"):
         chunk_document("text", ChunkParams(strategy="tokens", max_size=5))
+
+
+def test_a_strategy_is_one_registry_entry(monkeypatch):
+    with pytest.raises(ValidationError, match="'sentences', 'paragraphs' or 'markdown'"):
+        ChunkParams(strategy="words")
+    # the span function gets the text, chunk.max_size, chunk.overlap and the tokenizer (or None)
+    words = Strategy(lambda text, size, overlap, tokenizer: [(0, 3), (4, len(text))])
+    monkeypatch.setitem(STRATEGIES, "words", words)
+    assert chunk_document("one two", ChunkParams(strategy="words")) == [(0, 3), (4, 7)]
 
 
 # --- the chunks table ---------------------------------------------------------------------------

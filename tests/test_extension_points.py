@@ -1,6 +1,7 @@
-"""A toy retriever and a toy metric, each declared in one place (tests/toy_extension.py: one
-registry entry each), show in the scores, the plot and `goldenset compare`, through the real
-`dvc repro` and `goldenset compare` commands."""
+"""A toy retriever, metric, question writer and chunking strategy, each declared in one place
+(tests/toy_extension.py: one registry entry each), show in the chunks, the golden set, the scores,
+the plot and `goldenset compare`, through the real `dvc repro` and `goldenset compare`
+commands."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from goldenset.testing.dvc_project import (
@@ -22,13 +24,15 @@ from goldenset.testing.dvc_project import (
     stages_run,
     write_small_corpus,
 )
+from tests.toy_extension import halves
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    """Two commits scored with the toy registered: its k1 at 1.2, then at 0.1."""
+    """Two commits scored with the toys registered: the toy writer's questions on the toy
+    chunker's chunks, the toy retriever's k1 at 1.2, then at 0.1."""
     base = tmp_path_factory.mktemp("extension")
     startup = base / "startup"
     startup.mkdir()
@@ -39,7 +43,8 @@ def project(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     write_small_corpus(project, n_docs=20)
     edit_params(
         project,
-        generate={"max_questions": 0},  # real queries only: no LLM
+        chunk={"strategy": "toy"},
+        generate={"provider": "toy", "max_questions": 8, "example_queries": None},
         score={"headline": ["ndcg@10", "found@10"]},
         retrievers={"toy": {"enabled": True, "k1": 1.2}},
     )
@@ -52,6 +57,28 @@ def project(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     commit(project, "toy k1 0.1")
     run(["git", "tag", "b"], project)
     return project, env
+
+
+def test_the_toy_chunker_cuts_the_chunks(project):
+    folder, _ = project
+    documents = pd.read_parquet(folder / "data/documents.parquet")
+    chunks = pd.read_parquet(folder / "data/chunks.parquet")
+    expected = [
+        (doc_id, start, end)
+        for doc_id, text in zip(documents["doc_id"], documents["text"], strict=True)
+        for start, end in halves(text, 0, 0, None)
+    ]
+    assert list(zip(chunks["doc_id"], chunks["start"], chunks["end"], strict=True)) == expected
+
+
+def test_the_toy_writer_writes_the_golden_set(project):
+    folder, _ = project
+    lines = (folder / "data/goldenset.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert rows and {(row["provider"], row["model"]) for row in rows} == {("toy", "toy-writer")}
+    assert all(row["question"].startswith("What is known about ") for row in rows)
+    scores = json.loads((folder / "metrics/scores.json").read_text())
+    assert "toy" in scores["synthetic"]  # the toy's questions are scored
 
 
 def test_the_toy_retriever_and_metric_are_scored(project):

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from goldenset.core.params import GenerateParams
-from goldenset.generation.batches import PENDING_FILE, split_requests
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.passages import passages_for
 from goldenset.generation.pricing import cost_usd, price_for
 from goldenset.generation.providers.anthropic import AnthropicProvider
+from goldenset.generation.providers.anthropic.batches import PENDING_FILE, split_requests
 from goldenset.generation.runner import run_generation
 from goldenset.testing.batch_server import ERRORED, EXPIRED, INVALID, LoopbackBatches
 from goldenset.testing.llm_servers import LoopbackLLM, Reply, make_documents

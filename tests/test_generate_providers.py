@@ -4,15 +4,18 @@ protocols: retries (and their timing), timeouts, truncation, and one clear line 
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams
+from goldenset.core.params import GenerateParams, parse_params
+from goldenset.generation.pricing import price_for
 from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.generation.providers.anthropic import AnthropicProvider
 from goldenset.generation.providers.openai import OpenAIProvider
-from goldenset.generation.providers.registry import make_provider
+from goldenset.generation.providers.registry import make_provider, provider_entry
 from goldenset.testing.llm_servers import Fault, LoopbackLLM, Reply, Stall
 
 APIS = ["anthropic", "openai"]
@@ -212,3 +215,31 @@ def test_identity_holds_what_changes_answers():
         "retry_temperature": 0.7,  # retries sample at it when temperature is 0
         "seed": 7,
     }
+
+
+def test_providers_are_found_in_their_modules_without_loading_an_sdk(tmp_path):
+    # an entry registered from outside before params are read is accepted like the package's own
+    script = """
+import sys
+from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
+PROVIDERS["mine"] = ProviderEntry(lambda params: None, default_model="m")
+from goldenset.core.params import parse_params
+from goldenset.generation.providers.registry import provider_names
+parse_params({"generate": {"provider": "mine"}})
+parse_params({"generate": {"provider": "anthropic"}})
+print(provider_names())
+print(sorted(m for m in sys.modules if m.split(".")[0] in {"anthropic", "openai", "llama_cpp"}))
+"""
+    process = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    names, sdks = process.stdout.splitlines()
+    assert names == "['anthropic', 'local', 'mine', 'openai']"
+    assert sdks == "[]"
+
+
+def test_an_unknown_provider_names_the_registered_ones():
+    with pytest.raises(GoldensetError, match="generate.provider: Input should be 'anthropic', "):
+        parse_params({"generate": {"provider": "antropic"}})
+    assert provider_entry("local").requires == "llama_cpp"
+    assert price_for("gpt-4o-mini-2024-07-18") == provider_entry("openai").prices["gpt-4o-mini"]

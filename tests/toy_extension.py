@@ -1,15 +1,24 @@
-"""A toy retriever and a toy metric, each added in one place: one registry entry.
+"""A toy retriever, metric, question writer and chunking strategy, each added in one place: one
+registry entry.
 
 The toy retriever is what a module of goldenset.scoring.retrievers holds (its params section, how
 to build it, its entry); the toy metric is one Measure. Imported at interpreter start (a
 `sitecustomize` module that tests/test_extension_points.py puts on the path of the pipeline's
-processes), so the score stage and `goldenset compare`, run as their real commands, see both.
+processes), so the chunk, generate and score stages and `goldenset compare`, run as their real
+commands, see them all.
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from goldenset.chunking.strategies import STRATEGIES, Strategy
+from goldenset.core.spans import Span, trim_span
+from goldenset.generation.interface import Completion
+from goldenset.generation.prompt import TARGET_CLOSE, TARGET_OPEN
+from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
 from goldenset.scoring.measures import MEASURES, RANKING_VIEWS, Measure
 from goldenset.scoring.retrievers import REGISTRY, RetrieverEntry, RetrieverSection
 
@@ -34,3 +43,38 @@ REGISTRY["toy"] = RetrieverEntry(ToyParams, build_toy)
 MEASURES["found"] = Measure(
     "found", "k", RANKING_VIEWS, "relevant items in the top k, counted", compute=relevant_found
 )
+
+
+class ToyWriter:
+    """A question writer without a model: it asks about the longest word of the passage's target
+    sentence (the next longest on each retry), offline and free."""
+
+    name = "toy"
+    model = "toy-writer"
+    max_concurrency = None
+    paid = False
+
+    def __init__(self, params) -> None:
+        pass
+
+    def identity(self) -> dict:
+        return {"provider": self.name, "model": self.model}
+
+    def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+        # the passage turn: the last with a target (a retry's correction comes after it)
+        turn = next(m["content"] for m in reversed(messages) if TARGET_OPEN in m["content"])
+        target = turn[turn.index(TARGET_OPEN) + len(TARGET_OPEN) : turn.index(TARGET_CLOSE)]
+        words = sorted(set(re.findall(r"[^\W\d_]{4,}", target)), key=lambda w: (-len(w), w))
+        text = f"What is known about {words[attempt % len(words)] if words else 'it'}?"
+        return Completion(text, input_tokens=len(turn) // 4, output_tokens=12, truncated=False)
+
+
+def halves(text: str, size: int, overlap: int, tokenizer) -> list[Span]:
+    """Two chunks: the document's halves, cut at the middle character."""
+    middle = len(text) // 2
+    pieces = (trim_span(text, 0, middle), trim_span(text, middle, len(text)))
+    return [span for span in pieces if span is not None]
+
+
+PROVIDERS["toy"] = ProviderEntry(ToyWriter, default_model=ToyWriter.model)
+STRATEGIES["toy"] = Strategy(halves)

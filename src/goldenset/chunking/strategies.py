@@ -2,17 +2,20 @@
 
 The sentences, paragraphs and sections chunks are packed from are goldenset.core.spans'; what is
 here is the chunking under test (chunk.* params), which the question writer never uses.
+
+Each strategy is one entry of STRATEGIES: its name (a value of chunk.strategy, which
+goldenset.core.params reads from here when params are validated) and its span function.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from goldenset.core.params import ChunkParams
 from goldenset.core.spans import (
     Span,
     markdown_section_spans,
@@ -22,6 +25,9 @@ from goldenset.core.spans import (
     sentence_spans,
     trim_span,
 )
+
+if TYPE_CHECKING:
+    from goldenset.core.params import ChunkParams
 
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text", "sha256"]
 
@@ -71,7 +77,28 @@ def _refine(text: str, spans: Sequence[Span], size: int, splitter: Callable[[str
     return refined
 
 
-def _markdown_chunks(text: str, size: int, overlap: int) -> list[Span]:
+def _whole(text: str, size: int, overlap: int, tokenizer: Any) -> list[Span]:
+    return segments(text, [])
+
+
+def _chars(text: str, size: int, overlap: int, tokenizer: Any) -> list[Span]:
+    return char_spans(text, size, overlap)
+
+
+def _tokens(text: str, size: int, overlap: int, tokenizer: Any) -> list[Span]:
+    return token_spans(text, tokenizer, size, overlap)
+
+
+def _sentences(text: str, size: int, overlap: int, tokenizer: Any) -> list[Span]:
+    return pack_spans(sentence_spans(text), size, overlap, text=text)
+
+
+def _paragraphs(text: str, size: int, overlap: int, tokenizer: Any) -> list[Span]:
+    units = _refine(text, paragraph_spans(text), size, sentence_spans)
+    return pack_spans(units, size, overlap, text=text)
+
+
+def _markdown(text: str, size: int, overlap: int, tokenizer: Any) -> list[Span]:
     chunks: list[Span] = []
     for section in markdown_section_spans(text):
         if section[1] - section[0] <= size:
@@ -83,33 +110,50 @@ def _markdown_chunks(text: str, size: int, overlap: int) -> list[Span]:
     return chunks
 
 
-def chunk_document(text: str, params: ChunkParams, tokenizer: Any = None) -> list[Span]:
-    """The chunk spans of one document under the configured strategy.
+# (text, chunk.max_size, chunk.overlap, the tokenizer or None) -> the chunk spans, in text order
+Cut = Callable[[str, int, int, Any], list[Span]]
 
-    none: the whole document. chars: windows of `size` characters. tokens: windows of `size`
-    tokens of `tokenizer`. sentences / paragraphs: whole units packed into windows of `size`
-    characters (a paragraph longer than `size` is packed by its sentences). markdown: one chunk
-    per heading section; a section longer than `size` is packed by paragraphs, then sentences,
-    never across sections. Overlap is in the unit of `size`.
-    """
-    size, overlap = params.max_size, params.overlap
-    strategy = params.strategy
-    if strategy == "none":
-        return segments(text, [])
-    if strategy == "chars":
-        return char_spans(text, size, overlap)
-    if strategy == "tokens":
-        if tokenizer is None:
-            raise ValueError("chunk.strategy 'tokens' needs the embedding model's tokenizer")
-        return token_spans(text, tokenizer, size, overlap)
-    if strategy == "sentences":
-        return pack_spans(sentence_spans(text), size, overlap, text=text)
-    if strategy == "paragraphs":
-        units = _refine(text, paragraph_spans(text), size, sentence_spans)
-        return pack_spans(units, size, overlap, text=text)
-    if strategy == "markdown":
-        return _markdown_chunks(text, size, overlap)
-    raise ValueError(f"unknown chunk.strategy {strategy!r}")
+
+@dataclass(frozen=True)
+class Strategy:
+    """One chunk.strategy: how it cuts a document, and whether it counts in tokens of the
+    embedding model's tokenizer (the chunk stage loads it only for such a strategy)."""
+
+    spans: Cut
+    needs_tokenizer: bool = False
+
+
+# The chunking strategies, the one place to add one (its name is then a valid chunk.strategy).
+# none: the whole document. chars: windows of max_size characters. tokens: windows of max_size
+# tokens of the embedding model's tokenizer. sentences / paragraphs: whole units packed into
+# windows of max_size characters (a paragraph longer than max_size is packed by its sentences).
+# markdown: one chunk per heading section; a section longer than max_size is packed by
+# paragraphs, then sentences, never across sections. Overlap is in the unit of max_size.
+STRATEGIES: dict[str, Strategy] = {
+    "none": Strategy(_whole),
+    "chars": Strategy(_chars),
+    "tokens": Strategy(_tokens, needs_tokenizer=True),
+    "sentences": Strategy(_sentences),
+    "paragraphs": Strategy(_paragraphs),
+    "markdown": Strategy(_markdown),
+}
+
+
+def strategy_names() -> list[str]:
+    """The values chunk.strategy accepts."""
+    return list(STRATEGIES)
+
+
+def chunk_document(text: str, params: ChunkParams, tokenizer: Any = None) -> list[Span]:
+    """The chunk spans of one document under the configured strategy (see STRATEGIES)."""
+    strategy = STRATEGIES.get(params.strategy)
+    if strategy is None:
+        raise ValueError(f"unknown chunk.strategy {params.strategy!r}")
+    if strategy.needs_tokenizer and tokenizer is None:
+        raise ValueError(
+            f"chunk.strategy {params.strategy!r} needs the embedding model's tokenizer"
+        )
+    return strategy.spans(text, params.max_size, params.overlap, tokenizer)
 
 
 def chunk_documents(docs: pd.DataFrame, params: ChunkParams, tokenizer: Any = None) -> pd.DataFrame:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.registered import RegisteredName
 from goldenset.scoring.measures import metric_names_hint, parse_metric
 from goldenset.scoring.retrievers import REGISTRY, fusable, fused_sections
 
@@ -33,7 +34,12 @@ class IngestParams(Section):
     )
 
 
-ChunkStrategy = Literal["none", "chars", "tokens", "sentences", "paragraphs", "markdown"]
+# the names registered in goldenset.chunking.strategies.STRATEGIES
+ChunkStrategy = Annotated[str, RegisteredName("goldenset.chunking.strategies:strategy_names")]
+# the names registered in goldenset.generation.providers.registry.PROVIDERS
+ProviderName = Annotated[
+    str, RegisteredName("goldenset.generation.providers.registry:provider_names")
+]
 
 
 class ChunkParams(Section):
@@ -67,7 +73,7 @@ class Price(Section):
 
 
 class GenerateParams(Section):
-    provider: Literal["local", "anthropic", "openai"] = "local"
+    provider: ProviderName = "local"
     model: str | None = Field(None, min_length=1)
     max_questions: int = Field(40, ge=0)
     questions_per_passage: int = Field(1, ge=1)

@@ -3,13 +3,21 @@
 Building a provider must be cheap and never fail for a missing key or model: the SDK client (and
 its key check) or the model file loads on the first `complete`, so a re-run whose answers all come
 from the cache needs no key and loads no model. `identity()` must likewise work without them.
+
+`SdkProvider` is the base of the providers over a vendor SDK (anthropic, openai): the client made
+on the first request with generate's retries and timeout, and the context its errors are told in
+(goldenset.generation.providers.sdk_errors).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from goldenset.core.params import GenerateParams
 
 # Attempts after the first sample at this temperature when generate.temperature is 0: a retry that
 # asks the same prompt again (generate.resamples) must be able to answer differently.
@@ -75,3 +83,61 @@ class LazyClient:
             if self._client is None:
                 self._client = self._build_client()
             return self._client
+
+
+@dataclass(frozen=True)
+class ServiceContext:
+    service: str  # "Anthropic API", "OpenAI-compatible server"
+    model: str
+    key_variable: str  # ANTHROPIC_API_KEY / OPENAI_API_KEY
+    url: str
+    url_hint: str  # what to set when the server cannot be reached
+    max_retries: int
+    timeout: float
+    secret: str | None = None  # scrubbed from any message we print
+
+
+class SdkProvider(LazyClient):
+    """A provider over a vendor SDK (anthropic, openai): built cheaply, its client made on the
+    first request with generate's retries and timeout, its errors told with SERVICE,
+    KEY_VARIABLE and URL_HINT (what to set when the server cannot be reached)."""
+
+    SERVICE = ""
+    KEY_VARIABLE = ""
+    URL_HINT = ""
+    DEFAULT_MODEL = ""
+
+    def __init__(
+        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        self._params = params
+        self._api_key = api_key
+        self._base_url = base_url
+        self.model = params.model or self.DEFAULT_MODEL
+        self.max_tokens = params.max_tokens
+
+    def _key(self) -> str | None:
+        """The key given, else the one in the environment (KEY_VARIABLE)."""
+        return self._api_key or os.environ.get(self.KEY_VARIABLE)
+
+    def _connect(self, client_class: Any, api_key: str) -> Any:
+        """The SDK client, and the context its errors are told in (the key kept only to be
+        scrubbed from messages)."""
+        params = self._params
+        client = client_class(
+            api_key=api_key,
+            base_url=self._base_url,
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+        )
+        self._context = ServiceContext(
+            service=self.SERVICE,
+            model=self.model,
+            key_variable=self.KEY_VARIABLE,
+            url=str(client.base_url),
+            url_hint=self.URL_HINT,
+            max_retries=params.max_retries,
+            timeout=params.request_timeout,
+            secret=api_key,
+        )
+        return client

@@ -1,7 +1,8 @@
 """What LLM calls cost, and a budget that stops before generate.max_usd would be passed.
 
-Prices are USD per million tokens (list prices; generate.prices overrides or adds models). A
-model name matches its longest listed prefix, so dated ids like claude-haiku-4-5-20251001 work.
+Prices are USD per million tokens: the list prices each provider declares in its registry entry
+(goldenset.generation.providers.registry), which generate.prices overrides or adds to. A model
+name matches its longest listed prefix, so dated ids like claude-haiku-4-5-20251001 work.
 """
 
 from __future__ import annotations
@@ -12,21 +13,7 @@ from dataclasses import dataclass
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import GenerateParams, Price
 from goldenset.generation.interface import Provider, is_paid
-
-DEFAULT_PRICES: dict[str, Price] = {
-    "claude-haiku-4-5": Price(input=1.0, output=5.0),
-    "claude-sonnet-4-5": Price(input=3.0, output=15.0),
-    "claude-sonnet-4": Price(input=3.0, output=15.0),
-    "claude-opus-4-5": Price(input=5.0, output=25.0),
-    "claude-opus-4-1": Price(input=15.0, output=75.0),
-    "claude-opus-4": Price(input=15.0, output=75.0),
-    "claude-3-5-haiku": Price(input=0.8, output=4.0),
-    "claude-3-haiku": Price(input=0.25, output=1.25),
-    "gpt-4o-mini": Price(input=0.15, output=0.6),
-    "gpt-4o": Price(input=2.5, output=10.0),
-    "gpt-4.1-mini": Price(input=0.4, output=1.6),
-    "gpt-4.1": Price(input=2.0, output=8.0),
-}
+from goldenset.generation.providers.registry import listed_prices
 
 BATCH_PRICE_FACTOR = 0.5  # Message Batches requests cost half the synchronous price
 CHARS_PER_TOKEN = 4.0  # typical for English text with these tokenizers
@@ -39,7 +26,7 @@ def price_for(
 ) -> Price | None:
     """The price of `model`: an exact or longest-prefix match in overrides, then in the list
     (list_prices=False: only overrides, for a free server that happens to use a listed name)."""
-    for table in (overrides or {}, DEFAULT_PRICES if list_prices else {}):
+    for table in (overrides or {}, listed_prices() if list_prices else {}):
         if model in table:
             return table[model]
         prefixes = [name for name in table if model.startswith(name)]

@@ -7,7 +7,7 @@ each depends on the answers before it.
 
 Here: the run's setup, the estimate before it pays, and the thread pool. A passage is walked by
 the session (session.py), rows and rejects are built by records.collect, and counted in
-summary.GenerationStats; generate.batch fills the cache first (batches.py).
+summary.GenerationStats; generate.batch fills the cache first (the provider's batch path).
 """
 
 from __future__ import annotations
@@ -26,12 +26,11 @@ from goldenset.core.echo import WindowFrequency, WindowIndex
 from goldenset.core.params import GenerateParams
 from goldenset.corpus.queries import ExampleQuery
 from goldenset.generation.aim import MIN_AIM_EXAMPLES, example_echoes
-from goldenset.generation.batches import run_batches
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.interface import Provider, max_concurrency
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import Budget, run_price
-from goldenset.generation.providers.registry import make_provider
+from goldenset.generation.providers.registry import batch_run, make_provider
 from goldenset.generation.records import collect
 from goldenset.generation.session import MissHandler, Outcome, Session, ask_nothing
 from goldenset.generation.summary import GenerationStats, announce
@@ -105,7 +104,8 @@ def run_generation(
     announce(session, passages, price)
     on_miss: MissHandler = session.ask_now
     if params.batch:
-        run_batches(session, passages, progress)  # fills the cache; the walk below asks nothing
+        # the provider's batch path fills the cache; the walk below asks nothing
+        batch_run(provider)(session, passages, progress)
         on_miss = ask_nothing
 
     outcomes = _ask_all(session, passages, on_miss, progress)

@@ -3,9 +3,10 @@
 A `Session` holds what every request shares (provider, cache, budget, prompt, the documents a
 question must not echo) and walks a passage's questions and retries in order, each answered from
 the cache when it can be. What happens on a cache miss is the caller's choice, a `MissHandler`:
-`Session.ask_now` asks the LLM at once (the synchronous path), the Message Batches path records
-the request for its next batch (generation/batches.py), and `ask_nothing` leaves it for a later
-run. So both paths walk the same questions with the same validation, and ask for the same answers.
+`Session.ask_now` asks the LLM at once (the synchronous path), the Message Batches path
+(providers/anthropic/batches.py) records the request for its next batch, and `ask_nothing` leaves
+it for a later run. So both paths walk the same questions with the same validation, and ask for
+the same answers.
 """
 
 from __future__ import annotations

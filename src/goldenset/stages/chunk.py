@@ -6,7 +6,7 @@ import logging
 
 import pandas as pd
 
-from goldenset.chunking.strategies import chunk_documents
+from goldenset.chunking.strategies import STRATEGIES, chunk_documents
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_parquet
 from goldenset.core.packaged_models import resolve_model_path
@@ -19,7 +19,7 @@ log = logging.getLogger("goldenset")
 
 def load_tokenizer(model: str, revision: str | None):
     """The embedding model's own tokenizer, so token windows match what the model will see."""
-    from transformers import AutoTokenizer  # slow import, needed only for strategy: tokens
+    from transformers import AutoTokenizer  # slow import, needed only by a strategy in tokens
 
     try:
         return AutoTokenizer.from_pretrained(resolve_model_path(model), revision=revision)
@@ -37,7 +37,7 @@ def main(params: Params) -> None:
     docs = pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"])
     settings = params.chunk
     tokenizer = None
-    if settings.strategy == "tokens":
+    if STRATEGIES[settings.strategy].needs_tokenizer:
         tokenizer = load_tokenizer(params.embed.model, params.embed.revision)
     chunks = chunk_documents(docs, settings, tokenizer)
     write_parquet(chunks, CHUNKS)

@@ -1,3 +1,5 @@
-"""The LLMs that write questions, behind the small interface of goldenset.generation.interface:
-Anthropic, OpenAI-compatible servers and the bundled local GGUF model (local, local_model), the
-registry that builds one from generate.provider, and SDK errors turned into clear messages."""
+"""The LLMs that write questions, one module (or package) each, behind the small interface of
+goldenset.generation.interface: anthropic (with its Message Batches path), openai (any
+OpenAI-compatible server) and local (the bundled GGUF model, local_model). Each declares its
+entry in registry.PROVIDERS, found by pkgutil when a name is first looked up; sdk_errors turns
+SDK errors into clear messages."""

@@ -27,9 +27,14 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.params import GenerateParams
 from goldenset.generation.interface import RETRY_TEMPERATURE, Completion, attempt_temperature
 from goldenset.generation.prompt import few_shot_turns
-from goldenset.generation.providers.local_model import MODEL_SHA256, default_model_path
+from goldenset.generation.providers.local_model import (
+    INSTALL_HINT,
+    MODEL_FILE,
+    MODEL_SHA256,
+    default_model_path,
+)
+from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry, require_installed
 
-INSTALL_HINT = 'pip install -e ".[local]"'
 REPEAT_PENALTY = 1.1
 RETRY_TOP_K, RETRY_TOP_P, RETRY_MIN_P = 40, 0.95, 0.05
 _SEED_SPACE = 0xFFFFFFFF  # llama.cpp reads 0xFFFFFFFF as "random seed": stay below it
@@ -55,7 +60,7 @@ class LocalProvider:
     max_concurrency = 1  # one llama.cpp context; calls are serialised by a lock anyway
 
     def __init__(self, params: GenerateParams) -> None:
-        _require_llama_cpp()
+        require_installed(self.name)
         self._params = params
         self.model_path = _resolve_model_path(params.local.model_path)
         self.model = self.model_path.name
@@ -253,16 +258,6 @@ def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
     return chat[:-1]
 
 
-def _require_llama_cpp() -> None:
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        raise GoldensetError(
-            f"generate.provider 'local' needs llama-cpp-python, which is not installed: "
-            f"run {INSTALL_HINT}"
-        ) from None
-
-
 def _resolve_model_path(model_path: str | None) -> Path:
     if model_path is None:
         return default_model_path()
@@ -312,3 +307,8 @@ def _load_context(llm: Any, state: bytes) -> None:
     buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
     if llama_cpp.llama_state_set_data(llm.ctx, buffer, len(state)) != len(state):
         raise RuntimeError("llama.cpp refused to restore the saved prefix state")
+
+
+PROVIDERS["local"] = ProviderEntry(
+    LocalProvider, default_model=MODEL_FILE, requires="llama_cpp", install_hint=INSTALL_HINT
+)

@@ -10,14 +10,16 @@ import os
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams
+from goldenset.core.params import GenerateParams, Price
 from goldenset.generation.interface import (
     RETRY_TEMPERATURE,
     Completion,
+    SdkProvider,
     attempt_temperature,
 )
 from goldenset.generation.pricing import estimate_tokens
-from goldenset.generation.providers.sdk_errors import SdkProvider, translate
+from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
+from goldenset.generation.providers.sdk_errors import translate
 
 
 class OpenAIProvider(SdkProvider):
@@ -90,3 +92,17 @@ class OpenAIProvider(SdkProvider):
             output_tokens=usage.completion_tokens if usage else estimate_tokens(text),
             truncated=choice.finish_reason == "length",
         )
+
+
+PROVIDERS["openai"] = ProviderEntry(
+    OpenAIProvider,
+    default_model=OpenAIProvider.DEFAULT_MODEL,
+    # api.openai.com's list prices, USD per million tokens; a free server (generate.openai.base_url)
+    # is priced only by generate.prices
+    prices={
+        "gpt-4o-mini": Price(input=0.15, output=0.6),
+        "gpt-4o": Price(input=2.5, output=10.0),
+        "gpt-4.1-mini": Price(input=0.4, output=1.6),
+        "gpt-4.1": Price(input=2.0, output=8.0),
+    },
+)

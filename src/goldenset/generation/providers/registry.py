@@ -1,40 +1,118 @@
-"""The registry: the one place that knows which backends exist and how to build one.
+"""The question writers, declared once: one entry per provider in :data:`PROVIDERS`.
 
-Building is cheap (no SDK client, key check or model load until the first request), see
-goldenset.generation.interface.
+Each module (or package) of goldenset.generation.providers declares its own entry,
+``PROVIDERS["name"] = ProviderEntry(...)``: how to build it, its default model, the optional
+package it needs and what installs it, its list prices, and its batch path if it has one. The
+package's modules are found with pkgutil and imported the first time a name is looked up;
+importing one loads no SDK and no model (they load when the provider first asks something), so
+reading params stays light. Adding a provider is one new module here and its line in params.yaml.
+
+Everything else derives from :data:`PROVIDERS`: the values generate.provider accepts (checked by
+goldenset.core.params when params are read), the provider the generate stage builds, the list
+prices (goldenset.generation.pricing) and generate.batch. An entry added from outside (a plugin,
+a test's toy) before params are read is accepted like the package's own.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.generation.interface import Provider
 
 if TYPE_CHECKING:
-    from goldenset.core.params import GenerateParams
+    from goldenset.core.params import GenerateParams, Price
+    from goldenset.generation.interface import Provider
+
+# (the run's Session, its passages, progress) -> None: fills the session's cache ahead of the walk
+BatchRun = Callable[[Any, Any, bool], None]
+
+
+@dataclass(frozen=True)
+class ProviderEntry:
+    build: Callable[[GenerateParams], Provider]  # cheap: no key check, client or model load
+    default_model: str  # the model when generate.model is null
+    requires: str | None = None  # an optional module it imports (llama_cpp) ...
+    install_hint: str = ""  # ... and what installs it
+    prices: Mapping[str, Price] = field(default_factory=dict)  # USD per million tokens by model
+    batch: BatchRun | str | None = None  # generate.batch: a function, or "module:function"
+
+    def batch_run(self) -> BatchRun | None:
+        if self.batch is None or callable(self.batch):
+            return self.batch
+        module, _, name = self.batch.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+PROVIDERS: dict[str, ProviderEntry] = {}
+_found = False
+
+
+def discovered() -> dict[str, ProviderEntry]:
+    """Every registered provider: each module of this package imported once (its entry
+    registers itself), and any entry registered from outside."""
+    global _found
+    if not _found:
+        package = importlib.import_module(__package__)
+        for module in pkgutil.iter_modules(package.__path__, f"{__package__}."):
+            importlib.import_module(module.name)
+        _found = True
+    return PROVIDERS
+
+
+def provider_names() -> list[str]:
+    """The values generate.provider accepts."""
+    return sorted(discovered())
+
+
+def provider_entry(name: str) -> ProviderEntry:
+    entry = discovered().get(name)
+    if entry is None:
+        raise GoldensetError(
+            f"generate.provider: unknown provider {name!r}; use one of {provider_names()}"
+        )
+    return entry
+
+
+def require_installed(name: str) -> None:
+    """A clear error, naming what to install, when the provider's optional module is missing."""
+    entry = provider_entry(name)
+    if entry.requires is None:
+        return
+    try:
+        importlib.import_module(entry.requires)
+    except ImportError:
+        raise GoldensetError(
+            f"generate.provider {name!r} needs the {entry.requires} module, which is not "
+            f"installed: run {entry.install_hint}"
+        ) from None
 
 
 def make_provider(params: GenerateParams) -> Provider:
-    """The backend that generate.provider names. SDKs and model files load only in the chosen
-    module, and only when it first asks something."""
-    if params.provider == "anthropic":
-        from goldenset.generation.providers.anthropic import AnthropicProvider
+    """The backend that generate.provider names. SDKs and model files load only when it first
+    asks something."""
+    require_installed(params.provider)
+    return provider_entry(params.provider).build(params)
 
-        return AnthropicProvider(params)
-    if params.provider == "openai":
-        from goldenset.generation.providers.openai import OpenAIProvider
 
-        return OpenAIProvider(params)
-    if params.provider == "local":
-        try:
-            from goldenset.generation.providers.local import LocalProvider
-        except ModuleNotFoundError as error:
-            if error.name != "llama_cpp":
-                raise
-            raise GoldensetError(
-                "generate.provider is 'local' but llama-cpp-python is not installed: "
-                "pip install 'goldenset[local]', or set generate.provider to anthropic or openai"
-            ) from None
-        return LocalProvider(params)
-    raise GoldensetError(f"generate.provider: unknown provider {params.provider!r}")
+def listed_prices() -> dict[str, Price]:
+    """The list prices every provider declares, by model name or prefix."""
+    return {
+        model: price for entry in discovered().values() for model, price in entry.prices.items()
+    }
+
+
+def batch_run(provider: Provider) -> BatchRun:
+    """generate.batch's path for this provider; a clear error when it has none."""
+    entry = discovered().get(provider.name)
+    run = None if entry is None else entry.batch_run()
+    if run is None:
+        batching = [name for name, other in discovered().items() if other.batch is not None]
+        raise GoldensetError(
+            f"generate.batch is for provider {' or '.join(sorted(batching))}, not "
+            f"{provider.name!r}: set generate.batch to false"
+        )
+    return run

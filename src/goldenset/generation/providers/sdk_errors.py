@@ -1,6 +1,6 @@
-"""What the two vendor-SDK providers (anthropic, openai) share: `SdkProvider`, which builds the
-client with generate's retries and timeout, and `translate`, which turns an SDK exception into one
-GoldensetError line naming what to fix.
+"""SDK errors told clearly: `translate` turns an exception of a vendor SDK (anthropic, openai) into
+one GoldensetError line naming what to fix, in the words of the provider's ServiceContext
+(goldenset.generation.interface, beside SdkProvider).
 
 Both SDKs share the same exception hierarchy (by name), so one mapping serves both. By the time
 an error gets here the SDK has already retried what is worth retrying (429, 5xx, 529, timeouts).
@@ -8,74 +8,12 @@ an error gets here the SDK has already retried what is worth retrying (429, 5xx,
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams
-from goldenset.generation.interface import LazyClient
+from goldenset.generation.interface import ServiceContext
 
 MAX_SERVER_MESSAGE = 200
-
-
-@dataclass(frozen=True)
-class ServiceContext:
-    service: str  # "Anthropic API", "OpenAI-compatible server"
-    model: str
-    key_variable: str  # ANTHROPIC_API_KEY / OPENAI_API_KEY
-    url: str
-    url_hint: str  # what to set when the server cannot be reached
-    max_retries: int
-    timeout: float
-    secret: str | None = None  # scrubbed from any message we print
-
-
-class SdkProvider(LazyClient):
-    """A provider over a vendor SDK (anthropic, openai): built cheaply, its client made on the
-    first request with generate's retries and timeout, its errors told with SERVICE,
-    KEY_VARIABLE and URL_HINT (what to set when the server cannot be reached)."""
-
-    SERVICE = ""
-    KEY_VARIABLE = ""
-    URL_HINT = ""
-    DEFAULT_MODEL = ""
-
-    def __init__(
-        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
-    ) -> None:
-        self._params = params
-        self._api_key = api_key
-        self._base_url = base_url
-        self.model = params.model or self.DEFAULT_MODEL
-        self.max_tokens = params.max_tokens
-
-    def _key(self) -> str | None:
-        """The key given, else the one in the environment (KEY_VARIABLE)."""
-        return self._api_key or os.environ.get(self.KEY_VARIABLE)
-
-    def _connect(self, client_class: Any, api_key: str) -> Any:
-        """The SDK client, and the context its errors are told in (the key kept only to be
-        scrubbed from messages)."""
-        params = self._params
-        client = client_class(
-            api_key=api_key,
-            base_url=self._base_url,
-            max_retries=params.max_retries,
-            timeout=params.request_timeout,
-        )
-        self._context = ServiceContext(
-            service=self.SERVICE,
-            model=self.model,
-            key_variable=self.KEY_VARIABLE,
-            url=str(client.base_url),
-            url_hint=self.URL_HINT,
-            max_retries=params.max_retries,
-            timeout=params.request_timeout,
-            secret=api_key,
-        )
-        return client
 
 
 def _server_message(error: Exception, secret: str | None) -> str:

@@ -1,5 +1,5 @@
-"""generate.batch: every question the cache lacks goes to Anthropic's Message Batches API, at
-half the price, instead of one request each.
+"""generate.batch for provider anthropic: every question the cache lacks goes to Anthropic's
+Message Batches API, at half the price, instead of one request each.
 
 Rounds: walk every passage exactly as the synchronous loop does, answering from the cache, and
 collect the first request each passage still needs (a later question or retry depends on the
@@ -27,7 +27,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
 from goldenset.generation.interface import Completion
 from goldenset.generation.passages import Passage
@@ -77,12 +76,6 @@ class BatchRunner:
     def __init__(
         self, session: Session, passages: list[Passage], poll_s: float, progress: bool
     ) -> None:
-        provider = session.provider
-        if provider.name != "anthropic":
-            raise GoldensetError(
-                f"generate.batch is for provider anthropic, not {provider.name!r}: set "
-                "generate.batch to false"
-            )
         self.session = session
         self.passages = passages
         self.poll_s = poll_s

@@ -3,6 +3,8 @@
 Retries are the SDK's own: it honours retry-after on 429 and backs off with jitter on 408, 429,
 5xx, 529 and timeouts, up to generate.max_retries. The SDK (2.x) no longer takes sampling
 settings, so generate.temperature does not apply here and is not part of the cache identity.
+
+generate.batch sends the requests through the Message Batches API instead (batches.py here).
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import os
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.generation.interface import Completion
-from goldenset.generation.providers.sdk_errors import SdkProvider, translate
+from goldenset.core.params import Price
+from goldenset.generation.interface import Completion, SdkProvider
+from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
+from goldenset.generation.providers.sdk_errors import translate
 
 
 class AnthropicProvider(SdkProvider):
@@ -70,3 +74,21 @@ def completion_of(message: Any) -> Completion:
         output_tokens=message.usage.output_tokens,
         truncated=message.stop_reason == "max_tokens",
     )
+
+
+PROVIDERS["anthropic"] = ProviderEntry(
+    AnthropicProvider,
+    default_model=AnthropicProvider.DEFAULT_MODEL,
+    # list prices, USD per million tokens; a dated id (claude-haiku-4-5-20251001) matches its prefix
+    prices={
+        "claude-haiku-4-5": Price(input=1.0, output=5.0),
+        "claude-sonnet-4-5": Price(input=3.0, output=15.0),
+        "claude-sonnet-4": Price(input=3.0, output=15.0),
+        "claude-opus-4-5": Price(input=5.0, output=25.0),
+        "claude-opus-4-1": Price(input=15.0, output=75.0),
+        "claude-opus-4": Price(input=15.0, output=75.0),
+        "claude-3-5-haiku": Price(input=0.8, output=4.0),
+        "claude-3-haiku": Price(input=0.25, output=1.25),
+    },
+    batch=f"{__name__}.batches:run_batches",
+)
