@@ -19,7 +19,7 @@ from goldenset.core.registry import (
     ranking_order,
 )
 from goldenset.scoring.metrics import evaluate
-from goldenset.scoring.querysets import recall_plot_rows
+from goldenset.scoring.ranked import recall_plot_rows
 from goldenset.scoring.views import CONTEXT_METRICS
 from tests.conftest import ROOT
 

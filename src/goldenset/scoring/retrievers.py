@@ -41,7 +41,7 @@ from goldenset.core.registry import (
 )
 from goldenset.scoring.exports import read_trec_run
 from goldenset.scoring.metrics import rank_run
-from goldenset.scoring.querysets import QuerySet
+from goldenset.scoring.ranked import QuerySet
 from goldenset.scoring.topk import BM25Scores, DenseScores, TopK, top_k
 
 log = logging.getLogger("goldenset")
