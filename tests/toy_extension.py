@@ -1,14 +1,17 @@
-"""A toy retriever and a toy metric, each added in one place: one registry entry.
+"""A toy retriever, a toy metric and a toy query set, each added in one place: one entry.
 
 Imported at interpreter start (a `sitecustomize` module that tests/test_extension_points.py puts
 on the path of the pipeline's processes), so the score stage and `goldenset compare`, run as
-their real commands, see both.
+their real commands, see all three. The toy query set reads the real queries' files again, so that
+it needs no stage and no dvc.yaml line of its own: a set with files of its own also lists them in
+dvc.yaml (tests/test_query_sets.py scores one).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from goldenset.core import paths
 from goldenset.core.registry import (
     MEASURES,
     RANKING_VIEWS,
@@ -17,6 +20,7 @@ from goldenset.core.registry import (
     RetrieverEntry,
     RetrieverSection,
 )
+from goldenset.corpus.querysets import DOCUMENTS, QuerySetEntry, declare
 
 
 class ToyParams(RetrieverSection):
@@ -39,3 +43,4 @@ REGISTRY["toy"] = RetrieverEntry(ToyParams, build_toy)
 MEASURES["found"] = Measure(
     "found", "k", RANKING_VIEWS, "relevant items in the top k, counted", compute=relevant_found
 )
+declare(QuerySetEntry("toy", paths.QUERIES, "text", DOCUMENTS, paths.QRELS, echo_label="toy"))

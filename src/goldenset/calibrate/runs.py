@@ -128,10 +128,6 @@ def views_of(settings: CalibrateParams) -> list[View]:
     return [View(name, view.golden, view.reference) for name, view in settings.views.items()]
 
 
-def inside(path: str) -> bool:
-    return not Path(path).is_absolute() and ".." not in Path(path).parts
-
-
 def anchored(params: Params, project: Path) -> Params:
     """params whose external retriever folder and run file are absolute, found from the project
     (not from the folder `goldenset calibrate` runs in): ../search, from `goldenset init
