@@ -15,8 +15,8 @@ before the bare multiply, whose 4 GB result would otherwise own the peak.
 Run: PYTHONPATH=src python benchmarks/score_bench.py [--chunks N --questions N --dim N]
 
 With --project DIR it times instead what the score stage runs on that project's pipeline files
-(goldenset.scoring.run.score_configuration, every enabled retriever on every query set, nothing
-written), the one function the stage and `goldenset calibrate` call.
+(goldenset.scoring.run: read_score_inputs, then score_inputs, every enabled retriever on every
+query set, nothing written), the functions the stage and `goldenset calibrate` call.
 """
 
 from __future__ import annotations
@@ -200,10 +200,12 @@ def report(result: dict) -> None:
 def time_configuration(project: Path) -> None:
     """The score stage's computation on a project's files, timed: one configuration."""
     from goldenset.core.params import load_params
-    from goldenset.scoring.run import score_configuration
+    from goldenset.scoring.run import read_score_inputs, score_inputs
 
-    os.chdir(project)
-    wall, cpu, outputs = timed(score_configuration, load_params())
+    params = load_params(project / "params.yaml")
+    wall, cpu, inputs = timed(read_score_inputs, project)
+    print(f"{project}: inputs read in {wall:.2f} s ({cpu:.2f} s CPU)")
+    wall, cpu, outputs = timed(score_inputs, inputs, params.score, params.retrievers)
     print(
         f"{project}: scored {len(outputs.results):,} result rows in {wall:.2f} s ({cpu:.2f} s CPU)"
     )

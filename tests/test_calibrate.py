@@ -369,13 +369,16 @@ def test_grid_applies_each_entry_over_the_project_params_and_refuses_a_twin():
         grid(parse_params(raw))
 
 
-def test_a_retriever_folder_outside_the_project_is_found_from_the_scratch_folder(tmp_path):
+def test_the_retriever_folder_and_run_file_are_found_from_the_project(tmp_path):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     project = tmp_path / "repo" / "goldenset"
-    assert anchored(parse_params(raw), project).retrievers.external.folder == "external"
+    external = anchored(parse_params(raw), project).retrievers.external
+    assert external.folder == str((project / "external").resolve())
     raw["retrievers"]["external"]["folder"] = "../search"  # as `goldenset init --retriever` sets
-    folder = anchored(parse_params(raw), project).retrievers.external.folder
-    assert folder == str((tmp_path / "repo" / "search").resolve())
+    raw["retrievers"]["external"]["run_file"] = "../search/run.trec"
+    external = anchored(parse_params(raw), project).retrievers.external
+    assert external.folder == str((tmp_path / "repo" / "search").resolve())
+    assert external.run_file == str((tmp_path / "repo" / "search" / "run.trec").resolve())
 
 
 def settings_for(**changes) -> CalibrateParams:

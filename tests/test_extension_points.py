@@ -1,5 +1,5 @@
-"""A toy retriever, metric, question writer and chunking strategy, each declared in one place
-(tests/toy_extension.py: one registry entry each), show in the chunks, the golden set, the scores,
+"""A toy retriever, metric, question writer, chunking strategy and query set, each declared in one
+place (tests/toy_extension.py: one entry each), show in the chunks, the golden set, the scores,
 the plot and `goldenset compare`, through the real `dvc repro` and `goldenset compare`
 commands."""
 
@@ -95,6 +95,17 @@ def test_the_toy_retriever_and_metric_are_scored(project):
     assert 0 <= detail["chance"]["real"]["found@10"] <= 10
 
 
+def test_the_toy_query_set_is_embedded_and_scored(project):
+    folder, _ = project
+    scores = json.loads((folder / "metrics/scores.json").read_text())
+    detail = json.loads((folder / "metrics/detail.json").read_text())
+    assert list(scores) == ["real", "toy"]
+    # the real queries' files again: the same figures, to the last digit
+    assert scores["toy"] == scores["real"] and detail["toy"] == detail["real"]
+    assert (folder / "data/embeddings/toy.npy").is_file()
+    assert (folder / "data/export/runs/toy.bm25.trec").is_file()
+
+
 def test_the_toy_retriever_is_plotted(project):
     folder, _ = project
     rows = json.loads((folder / "plots/recall_at_k.json").read_text())
@@ -115,3 +126,4 @@ def test_goldenset_compare_compares_the_toy_metric_of_the_toy_retriever(project)
     assert "Holm-corrected over 1 gated metric(s)" in process.stdout
     assert ("| real", "toy", "ndcg@10") in rows
     assert ("| real", "dense", "found@10") in rows
+    assert ("| toy", "toy", "found@10") in rows

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.scoring.querysets import recall_plot_rows
+from goldenset.scoring.ranked import recall_plot_rows
 from goldenset.testing.dvc_project import commit, copy_project, run
 from tests.browser import Node, Plot, chromium, draw, page_template
 from tests.conftest import ROOT

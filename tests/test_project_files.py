@@ -115,7 +115,7 @@ def test_imported_files_follows_imports_inside_functions(tmp_path):
     # reports imports scoring, which imports metrics and retrieval, which import errors
     assert {
         "goldenset/scoring/reports.py",
-        "goldenset/scoring/querysets.py",
+        "goldenset/scoring/ranked.py",
         "goldenset/core/errors.py",
     } <= found
 

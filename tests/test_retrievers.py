@@ -12,7 +12,7 @@ from scipy.sparse import csr_array
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import RetrieversParams, parse_params
-from goldenset.scoring.querysets import QuerySet
+from goldenset.scoring.ranked import QuerySet
 from goldenset.scoring.retrievers import (
     REGISTRY,
     Corpus,

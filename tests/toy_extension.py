@@ -1,11 +1,13 @@
-"""A toy retriever, metric, question writer and chunking strategy, each added in one place: one
-registry entry.
+"""A toy retriever, metric, question writer, chunking strategy and query set, each added in one
+place: one entry.
 
 The toy retriever is what a module of goldenset.scoring.retrievers holds (its params section, how
 to build it, its entry); the toy metric is one Measure. Imported at interpreter start (a
 `sitecustomize` module that tests/test_extension_points.py puts on the path of the pipeline's
 processes), so the chunk, generate and score stages and `goldenset compare`, run as their real
-commands, see them all.
+commands, see them all. The toy query set reads the real queries' files again, so that it needs no
+stage and no dvc.yaml line of its own: a set with files of its own also lists them in dvc.yaml
+(tests/test_query_sets.py scores one).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import re
 import numpy as np
 
 from goldenset.chunking.strategies import STRATEGIES, Strategy
+from goldenset.core import paths
 from goldenset.core.spans import Span, trim_span
+from goldenset.corpus.querysets import DOCUMENTS, QuerySetEntry, declare
 from goldenset.generation.interface import Completion
 from goldenset.generation.prompt import TARGET_CLOSE, TARGET_OPEN
 from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
@@ -78,3 +82,4 @@ def halves(text: str, size: int, overlap: int, tokenizer) -> list[Span]:
 
 PROVIDERS["toy"] = ProviderEntry(ToyWriter, default_model=ToyWriter.model)
 STRATEGIES["toy"] = Strategy(halves)
+declare(QuerySetEntry("toy", paths.QUERIES, "text", DOCUMENTS, paths.QRELS, echo_label="toy"))

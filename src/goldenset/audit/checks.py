@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -138,12 +138,15 @@ def run_audit(
     params: AuditParams,
     judged: Judged | None = None,
     labelled_echoes: list[float] | None = None,
+    references: Mapping[str, list[float] | None] | None = None,
 ) -> Audit:
     """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
 
     judged: the judge's probabilities (None: no estimate of the strict pass share).
     real_echoes, labelled_echoes: the reference sets' echoes (real_query_echoes); the median gap
-    is taken against real queries, else against labelled questions."""
+    is taken against real queries, else against labelled questions. references: every
+    reference set's echoes by its label (goldenset.corpus.querysets), the yardstick first; given,
+    it stands for real_echoes and labelled_echoes."""
     questions = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
     pairs = list(zip(questions["question"], questions["evidence"].astype(str), strict=True))
@@ -179,7 +182,8 @@ def run_audit(
     }
     if judged is not None:
         metrics["judge"] = judge_estimates(judged, params)
-    references = {"real_queries": real_echoes, "labelled_queries": labelled_echoes}
+    if references is None:
+        references = {"real_queries": real_echoes, "labelled_queries": labelled_echoes}
     for name, echoes in references.items():
         if echoes is not None:
             metrics[name] = _reference_echoes(echoes, params.echo_threshold)

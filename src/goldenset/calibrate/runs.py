@@ -1,36 +1,34 @@
-"""`goldenset calibrate`: every configuration of the `calibrate` params run through the chunk
-and embed stages' own code and the score stage's library function (goldenset.scoring.run), in a
-scratch copy of the project.
+"""`goldenset calibrate`: every configuration of the `calibrate` params run through the library
+functions the chunk, embed and score stages call (goldenset.chunking.configured,
+goldenset.embedding.sets, goldenset.scoring.run), in memory.
 
-The scratch copy links the project's ingest and generate outputs (documents, golden set, query
-sets), and every run reads and fills the project's embedding cache, so a text already embedded
-by `dvc repro` (or an earlier calibration) is never embedded again. Scoring gives the rows of
+The project's ingest and generate outputs (documents, golden set, query sets) are read once, and
+every run reads and fills the project's embedding cache, so a text already embedded by
+`dvc repro` (or an earlier calibration) is never embedded again. Scoring gives the rows of
 data/results.parquet, one per (query set, retriever, question) with the question's value of
-each headline metric; those rows are what the views compare.
+each headline metric; those rows are what the views compare. Nothing is written but the cache,
+and, with a work folder, the chunk, embed and score stages' files of each run in turn.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import os
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from goldenset.calibrate.agreement import View, available
 from goldenset.calibrate.figures import Calibration, assess
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
+from goldenset.chunking.configured import chunk_corpus
+from goldenset.chunking.strategies import STRATEGIES
+from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import write_atomically
+from goldenset.core.files import write_parquet
 from goldenset.core.params import (
     CalibrateParams,
     ChunkParams,
@@ -40,15 +38,20 @@ from goldenset.core.params import (
     ScoreParams,
     load_params,
 )
+from goldenset.core.vectors import write_vectors
+from goldenset.corpus.querysets import QUERY_SETS
+from goldenset.embedding.sets import CHUNKS, embed_sets
 from goldenset.scoring.retrievers import REGISTRY, fused_sections, model_free
-from goldenset.scoring.run import score_configuration, write_score_outputs
+from goldenset.scoring.run import (
+    CHUNK_COLUMNS,
+    ScoreInputs,
+    ScoreOutputs,
+    read_upstream,
+    score_inputs,
+    write_score_outputs,
+)
 
 KEYS = ["query_set", "retriever", "qid"]
-# stages whose outputs every configuration shares (documents, golden set, query sets)
-UPSTREAM = ["ingest", "generate"]
-RUN = ["chunk", "embed", "score"]
-# run through their stage module; score through goldenset.scoring.run, its rows read in memory
-STAGE_RUN = ["chunk", "embed"]
 
 
 def chunk_label(chunk: ChunkParams) -> str:
@@ -126,66 +129,46 @@ def views_of(settings: CalibrateParams) -> list[View]:
     return [View(name, view.golden, view.reference) for name, view in settings.views.items()]
 
 
-@contextmanager
-def working_directory(path: Path) -> Iterator[None]:
-    before = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
-def load_stage(name: str) -> ModuleType:
-    """The stage module goldenset.stages.<name>, so its main(params) runs in this process."""
-    return importlib.import_module(f"goldenset.stages.{name}")
-
-
-def inside(path: str) -> bool:
-    return not Path(path).is_absolute() and ".." not in Path(path).parts
-
-
 def anchored(params: Params, project: Path) -> Params:
-    """params whose external retriever folder, when outside the project (../search, from
-    `goldenset init --retriever`), is absolute: the stages run in a scratch folder."""
+    """params whose external retriever folder and run file are absolute, found from the project
+    (not from the folder `goldenset calibrate` runs in): ../search, from `goldenset init
+    --retriever`, is the folder beside the project."""
     external = params.retrievers.external
-    if inside(external.folder):
-        return params
-    folder = str((project / external.folder).resolve())
+    update = {"folder": str((project / external.folder).resolve())}
+    if external.run_file is not None:
+        update["run_file"] = str((project / external.run_file).resolve())
     retrievers = params.retrievers.model_copy(
-        update={"external": external.model_copy(update={"folder": folder})}
+        update={"external": external.model_copy(update=update)}
     )
     return params.model_copy(update={"retrievers": retrievers})
 
 
-def link_upstream(project: Path, scratch: Path, external: str) -> None:
-    """Link the ingest and generate outputs (and the external retriever's folder, when inside the
-    project) of the project into scratch; one that the chunk, embed or score stage reads must
-    exist."""
-    stages = yaml.safe_load((project / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
-    read = {dep for name in RUN for dep in stages.get(name, {}).get("deps", [])}
-    paths = [
-        out if isinstance(out, str) else next(iter(out))
-        for name in UPSTREAM
-        for out in stages[name]["outs"]
-    ]
-    for path in [*paths, *([external] if inside(external) else [])]:
-        source = project / path
-        if not source.exists():
-            if path in read and path in paths:
-                raise GoldensetError(
-                    f"calibrate: {path} not found: run `dvc repro` (or `dvc pull`) first"
-                )
-            continue
-        target = scratch / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.is_symlink():  # a --workdir kept from an earlier calibration
-            target.unlink()
-        target.symlink_to(source.resolve(), target_is_directory=source.is_dir())
+def upstream_files() -> list[Path]:
+    """The ingest and generate outputs every configuration reads: documents and query sets."""
+    return [paths.DOCUMENTS, *(path for entry in QUERY_SETS.values() for path in entry.files)]
+
+
+def check_upstream(project: Path) -> None:
+    for path in upstream_files():
+        if not (project / path).exists():
+            raise GoldensetError(
+                f"calibrate: {path.as_posix()} not found: run `dvc repro` (or `dvc pull`) first"
+            )
+
+
+def write_run(workdir: Path, inputs: ScoreInputs, scored: ScoreOutputs) -> None:
+    """What the chunk, embed and score stages would write for one run, under workdir."""
+    write_parquet(inputs.chunks, workdir / paths.CHUNKS)
+    write_vectors(
+        workdir / paths.EMBEDDINGS, CHUNKS, inputs.chunks["chunk_id"].tolist(), inputs.chunk_vectors
+    )
+    for name, vectors in inputs.query_vectors.items():
+        write_vectors(workdir / paths.EMBEDDINGS, name, inputs.query_sets[name].qids, vectors)
+    write_score_outputs(scored, workdir)
 
 
 def run_configurations(
-    project: Path, params: Params, scratch: Path, progress: Callable[[str], None]
+    project: Path, params: Params, workdir: Path | None, progress: Callable[[str], None]
 ) -> tuple[pd.DataFrame, list[Configuration], list[str]]:
     """Per-question rows of every configuration (a `configuration` column added), the
     configurations in order, and the view metrics that score.headline refuses."""
@@ -195,50 +178,47 @@ def run_configurations(
     score, refused = with_headline(params.score, needed)
     columns = [*KEYS, *(metric for metric in dict.fromkeys(needed) if metric not in refused)]
     cache_dir = str((project / params.embed.cache_dir).resolve())
-    stages = {name: load_stage(name) for name in STAGE_RUN}
-    link_upstream(project, scratch, params.retrievers.external.folder)
+    check_upstream(project)
+    documents, query_sets = read_upstream(project)
     params = anchored(params, project)
     frames, configurations = [], []
     chunkings, models = grid(params)
-    with working_directory(scratch):
-        for chunking in chunkings:
-            for number, model in enumerate(models):
-                embed = model.model_copy(update={"cache_dir": cache_dir})
-                first = number == 0
-                run = params.model_copy(
-                    update={
-                        "chunk": chunking,
-                        "embed": embed,
-                        "score": score,
-                        "retrievers": enabled_retrievers(
-                            params.retrievers, settings.retrievers, first
-                        ),
-                    }
+    chunks = pd.DataFrame(columns=CHUNK_COLUMNS)
+    for chunking in chunkings:
+        for number, model in enumerate(models):
+            embed = model.model_copy(update={"cache_dir": cache_dir})
+            first = number == 0
+            retrievers = enabled_retrievers(params.retrievers, settings.retrievers, first)
+            started = time.perf_counter()
+            if first or STRATEGIES[chunking.strategy].needs_tokenizer:  # by the model's tokenizer
+                chunks = chunk_corpus(documents, chunking, embed)[CHUNK_COLUMNS]
+            embedded = embed_sets(embed, chunks, query_sets)
+            inputs = ScoreInputs(
+                chunks,
+                embedded.vectors[CHUNKS],
+                documents,
+                query_sets,
+                {name: embedded.vectors[name] for name, found in query_sets.items() if found},
+            )
+            scored = score_inputs(inputs, score, retrievers)
+            if workdir is not None:  # what a kept --workdir shows: the stages' files
+                write_run(workdir, inputs, scored)
+            results = scored.results
+            for retriever in reported(settings.retrievers, first):
+                label = MODEL_FREE if retriever in model_free() else model_label(embed)
+                configuration = Configuration(
+                    f"{retriever} | {chunk_label(chunking)} | {label}",
+                    chunk_label(chunking),
+                    label,
+                    retriever,
                 )
-                started = time.perf_counter()
-                settings_text = yaml.safe_dump(run.model_dump(), sort_keys=False)
-                write_atomically(Path("params.yaml"), settings_text)
-                if first or chunking.strategy == "tokens":  # tokens chunks by the model's tokenizer
-                    stages["chunk"].main(run)
-                stages["embed"].main(run)
-                scored = score_configuration(run)
-                write_score_outputs(scored)  # what a kept --workdir shows: the stage's files
-                results = scored.results
-                for retriever in reported(settings.retrievers, first):
-                    label = MODEL_FREE if retriever in model_free() else model_label(embed)
-                    configuration = Configuration(
-                        f"{retriever} | {chunk_label(chunking)} | {label}",
-                        chunk_label(chunking),
-                        label,
-                        retriever,
-                    )
-                    rows = results.loc[results["retriever"] == retriever, columns]
-                    frames.append(rows.assign(configuration=configuration.name))
-                    configurations.append(configuration)
-                progress(
-                    f"calibrate: {chunk_label(chunking)} / {model_label(embed)} scored in "
-                    f"{time.perf_counter() - started:.1f} s"
-                )
+                rows = results.loc[results["retriever"] == retriever, columns]
+                frames.append(rows.assign(configuration=configuration.name))
+                configurations.append(configuration)
+            progress(
+                f"calibrate: {chunk_label(chunking)} / {model_label(embed)} scored in "
+                f"{time.perf_counter() - started:.1f} s"
+            )
     return pd.concat(frames, ignore_index=True), configurations, refused
 
 
@@ -279,10 +259,7 @@ def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
         print(line, file=sys.stderr, flush=True)
 
     logging.getLogger("goldenset").setLevel(logging.WARNING)
-    with tempfile.TemporaryDirectory(prefix="goldenset-calibrate-") as temporary:
-        scratch = workdir or Path(temporary)
-        scratch.mkdir(parents=True, exist_ok=True)
-        results, configurations, refused = run_configurations(project, params, scratch, progress)
+    results, configurations, refused = run_configurations(project, params, workdir, progress)
     views, skipped = usable_views(results, settings, refused)
     for line in skipped:
         progress(line)

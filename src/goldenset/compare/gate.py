@@ -14,6 +14,7 @@ import pandas as pd
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.stats import EXACT_MAX_N, bootstrap_interval, holm_adjusted, randomization_test
+from goldenset.corpus.querysets import document_judged
 from goldenset.scoring.measures import is_per_question_metric
 
 KEYS = ["query_set", "retriever", "qid"]
@@ -227,14 +228,15 @@ class Texts:
     """What a reader needs to recognise a question and the items that outranked its evidence."""
 
     questions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # set -> qid -> text
-    # set -> qid -> evidence text (span sets: synthetic, labelled; the first excerpt)
+    # set -> qid -> evidence text (sets judged by spans; the first excerpt)
     evidence: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     chunks: Mapping[str, str] = field(default_factory=dict)  # chunk_id -> text
     documents: Mapping[str, str] = field(default_factory=dict)  # doc_id -> title and text
 
     def item(self, set_name: str, item_id: str) -> str:
-        # the real set ranks documents; every other set ranks chunks
-        return (self.documents if set_name == "real" else self.chunks).get(item_id, "")
+        # a set judged by document qrels ranks documents; every other set ranks chunks
+        by_document = set_name in document_judged()
+        return (self.documents if by_document else self.chunks).get(item_id, "")
 
 
 HEADER = [

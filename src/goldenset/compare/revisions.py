@@ -12,17 +12,11 @@ import pandas as pd
 
 from goldenset.compare.gate import Texts
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import read_jsonl, read_parquet_bytes
-from goldenset.core.paths import (
-    CHUNKS,
-    DOCUMENTS,
-    GOLDENSET,
-    LABELLED,
-    LABELLED_EVIDENCE,
-    QUERIES,
-    RESULTS,
-)
+from goldenset.core.files import read_parquet_bytes
+from goldenset.core.paths import CHUNKS, DOCUMENTS, RESULTS
 from goldenset.corpus.beir import document_text
+from goldenset.corpus.querysets import DOCUMENTS as BY_DOCUMENT
+from goldenset.corpus.querysets import QUERY_SETS, QuestionSet, read_query_set
 
 
 def label(rev: str | None) -> str:
@@ -66,25 +60,37 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
     out (the report then shows ids only), since texts only help a reader."""
     questions: dict[str, dict[str, str]] = {}
     evidence: dict[str, dict[str, str]] = {}
-    if "synthetic" in query_sets:
-        rows = _optional(lambda: read_jsonl(read_bytes(GOLDENSET, rev, repo)), [])
-        questions["synthetic"] = {row["qid"]: row.get("question", "") for row in rows}
-        evidence["synthetic"] = {row["qid"]: row.get("evidence", "") for row in rows}
-    if "real" in query_sets:
-        questions["real"] = _optional(lambda: _parquet_texts(QUERIES, rev, repo), {})
+    entries = [entry for name, entry in QUERY_SETS.items() if name in query_sets]
     documents = (
         _optional(lambda: _texts(read_bytes(DOCUMENTS, rev, repo), "doc_id"), {})
-        if "real" in query_sets
+        if any(entry.judged == BY_DOCUMENT for entry in entries)
         else {}
     )
-    if "labelled" in query_sets:
-        questions["labelled"] = _optional(lambda: _parquet_texts(LABELLED, rev, repo), {})
-        documents_text = _optional(lambda: _document_texts(rev, repo), {})
-        evidence["labelled"] = _optional(
-            lambda: _first_excerpts(read_bytes(LABELLED_EVIDENCE, rev, repo), documents_text), {}
+    document_texts = None
+    for entry in entries:
+        found = _optional(lambda entry=entry: _query_set(entry, rev, repo), None)
+        if found is None:
+            questions[entry.name] = {}
+            continue
+        questions[entry.name] = dict(zip(found.qids, map(str, found.texts), strict=True))
+        if entry.judged == BY_DOCUMENT:
+            continue
+        if "evidence" in found.table:  # the golden set keeps its evidence's text
+            evidence[entry.name] = dict(
+                zip(found.qids, found.table["evidence"].fillna("").astype(str), strict=True)
+            )
+            continue
+        if document_texts is None:
+            document_texts = _optional(lambda: _document_texts(rev, repo), {})
+        evidence[entry.name] = _optional(
+            lambda found=found, texts=document_texts: _first_excerpts(found.judgments, texts), {}
         )
     chunks = _optional(lambda: _texts(read_bytes(CHUNKS, rev, repo), "chunk_id"), {})
     return Texts(questions, evidence, chunks, documents)
+
+
+def _query_set(entry, rev: str | None, repo: str) -> QuestionSet:
+    return read_query_set(entry, lambda path: read_bytes(path, rev, repo))
 
 
 def _optional(read, empty):
@@ -101,21 +107,15 @@ def _texts(data: bytes, key: str) -> dict[str, str]:
     return dict(zip(frame[key].astype(str), texts, strict=True))
 
 
-def _parquet_texts(path: Path, rev: str | None, repo: str) -> dict[str, str]:
-    """qid -> text of the queries in a (qid, text) table of that revision."""
-    frame = read_parquet_bytes(read_bytes(path, rev, repo))
-    return dict(zip(frame["qid"].astype(str), frame["text"].astype(str), strict=True))
-
-
 def _document_texts(rev: str | None, repo: str) -> dict[str, str]:
     """doc_id -> text alone: evidence offsets count in it."""
     frame = read_parquet_bytes(read_bytes(DOCUMENTS, rev, repo), columns=["doc_id", "text"])
     return dict(zip(frame["doc_id"].astype(str), frame["text"].astype(str), strict=True))
 
 
-def _first_excerpts(data: bytes, documents: dict[str, str]) -> dict[str, str]:
+def _first_excerpts(evidence: pd.DataFrame, documents: dict[str, str]) -> dict[str, str]:
     """qid -> the text of its first evidence span, cut from its document."""
-    frame = read_parquet_bytes(data).drop_duplicates("qid")
+    frame = evidence.drop_duplicates("qid")
     return {
         str(row.qid): documents[row.doc_id][row.start : row.end]
         for row in frame.itertuples(index=False)

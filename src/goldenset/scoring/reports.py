@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from goldenset.scoring.metrics import first_relevant_rank, judged_gains
-from goldenset.scoring.querysets import QuerySet
+from goldenset.scoring.ranked import QuerySet
 from goldenset.scoring.topk import TopK
 
 

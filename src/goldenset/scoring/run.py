@@ -1,9 +1,11 @@
 """One configuration scored from the pipeline's files: every enabled retriever on every query set.
 
-:func:`score_configuration` reads the chunks, embeddings, golden set and query sets and computes
-every output of the score stage in memory (:class:`ScoreOutputs`); :func:`write_score_outputs`
-writes them, each file atomically. The score stage, `goldenset calibrate` and the benchmarks call
-these, so no script re-implements scoring.
+I/O at the edges, scoring pure in the middle: :func:`read_score_inputs` reads every file the
+score stage reads, once, into :class:`ScoreInputs`; :func:`score_inputs` computes every output
+of the stage in memory (:class:`ScoreOutputs`) from those inputs and the score and retrievers
+params; :func:`write_score_outputs` writes them, each file atomically. The score stage,
+`goldenset calibrate` (which builds its inputs from chunks and vectors it made in memory) and the
+benchmarks call these, so no script re-implements scoring.
 """
 
 from __future__ import annotations
@@ -21,17 +23,13 @@ from scipy.sparse import csr_array
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
-from goldenset.core.params import Params, ScoreParams
+from goldenset.core.params import RetrieversSection, ScoreParams
 from goldenset.core.vectors import read_vectors
-from goldenset.corpus.queries import (
-    NO_REAL_QUERIES,
-    absent_summary,
-    golden_evidence,
-    read_goldenset,
-)
+from goldenset.corpus.queries import absent_summary
+from goldenset.corpus.querysets import SPANS, QuestionSet, read_query_sets
 from goldenset.scoring.exports import beir_corpus, beir_qrels, beir_queries, trec_run
 from goldenset.scoring.outputs import headline_intervals, split_metrics
-from goldenset.scoring.querysets import (
+from goldenset.scoring.ranked import (
     DOCUMENTS,
     ITEMS,
     QuerySet,
@@ -70,6 +68,44 @@ from goldenset.scoring.views import (
 log = logging.getLogger("goldenset")
 NO_GOLDEN_QUESTION = "# Worst misses\n\nNo golden-set question was scored.\n"
 Metrics = dict[str, dict[str, dict[str, float]]]  # query set -> retriever -> metric -> mean
+CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]
+
+
+@dataclass(frozen=True)
+class ScoreInputs:
+    """Every file the score stage reads, read once (or made in memory: `goldenset calibrate`)."""
+
+    chunks: pd.DataFrame  # CHUNK_COLUMNS, in the order of the chunk vectors
+    chunk_vectors: np.ndarray
+    documents: pd.DataFrame  # doc_id, text: the context view counts each document's tokens
+    query_sets: dict[str, QuestionSet]  # every declared set (goldenset.corpus.querysets)
+    query_vectors: dict[str, np.ndarray]  # by set name, for each set that has questions
+
+
+def read_upstream(root: Path = Path(".")) -> tuple[pd.DataFrame, dict[str, QuestionSet]]:
+    """What every chunking and model is scored against: the documents (doc_id, text) and every
+    query set (goldenset.corpus.querysets), the golden set read once."""
+    documents = pd.read_parquet(root / paths.DOCUMENTS, columns=["doc_id", "text"])
+    return documents, read_query_sets(root)
+
+
+def read_score_inputs(root: Path = Path(".")) -> ScoreInputs:
+    """The score stage's inputs under a project folder: chunks, documents, every query set and
+    their vectors (data/embeddings, checked against the ids they belong to)."""
+    chunks = pd.read_parquet(root / paths.CHUNKS, columns=CHUNK_COLUMNS)
+    chunk_vectors = read_vectors(root / paths.EMBEDDINGS, "chunks", chunks["chunk_id"].tolist())
+    documents, sets = read_upstream(root)
+    return ScoreInputs(
+        chunks,
+        chunk_vectors,
+        documents,
+        sets,
+        {
+            name: read_vectors(root / paths.EMBEDDINGS, name, questions.qids)
+            for name, questions in sets.items()
+            if len(questions)
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -77,10 +113,14 @@ class Prepared:
     """A query set to score, with its query texts and its chunk-size-fair views."""
 
     query_set: QuerySet
-    texts: list[str]
+    questions: QuestionSet
     views: Views
     # a set whose items are documents is ranked a second time over chunks for its contexts
     chunk_items: QuerySet | None = None
+
+    @property
+    def texts(self) -> list[str]:
+        return self.questions.texts
 
 
 @dataclass
@@ -96,21 +136,20 @@ class ScoreOutputs:
     exports: dict[Path, str] = field(default_factory=dict)  # under data/export: BEIR, TREC runs
 
 
-def score_configuration(params: Params) -> ScoreOutputs:
-    """Every enabled retriever on every query set of the pipeline's files, scored."""
-    chunks = pd.read_parquet(paths.CHUNKS, columns=["chunk_id", "doc_id", "start", "end", "text"])
-    chunk_ids = chunks["chunk_id"].tolist()
-    corpus = Corpus(
-        chunk_ids, chunks["text"].tolist(), read_vectors(paths.EMBEDDINGS, "chunks", chunk_ids)
-    )
-    sp = params.score
-    search = _Searches(corpus, params, resolve_device(sp.device))
+def score_inputs(
+    inputs: ScoreInputs, sp: ScoreParams, retrievers: RetrieversSection
+) -> ScoreOutputs:
+    """Every enabled retriever on every query set of the inputs, scored; reads no file."""
+    chunks = inputs.chunks
+    corpus = Corpus(chunks["chunk_id"].tolist(), chunks["text"].tolist(), inputs.chunk_vectors)
+    search = _Searches(corpus, retrievers, resolve_device(sp.device))
     metrics: Metrics = {}
     results, exports, chance = [], {}, {}
     report = NO_GOLDEN_QUESTION
-    for prepared in query_sets(params, chunks):
+    for prepared in query_sets(inputs, sp):
         query_set = prepared.query_set
-        scored = _score_set(prepared, search, sp)
+        vectors = inputs.query_vectors[query_set.name]
+        scored = _score_set(prepared, vectors, search, sp)
         chance[query_set.name] = scored.chance
         if scored.metrics:
             metrics[query_set.name] = scored.metrics
@@ -119,11 +158,11 @@ def score_configuration(params: Params) -> ScoreOutputs:
             exports[paths.EXPORT / "runs" / f"{query_set.name}.{retriever}.trec"] = trec_run(
                 query_set.qids, query_set.item_ids, found, retriever
             )
-        if query_set.name == "synthetic":
+        if prepared.questions.entry.golden:
             exports.update(golden_exports(scored.queries, chunks))
             text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
             texts = [text_of[item] for item in query_set.item_ids]
-            report = _worst_misses(sp, query_set, scored.ranked, texts)
+            report = _worst_misses(sp, prepared, scored.ranked, texts)
     if not results:
         raise GoldensetError("retrievers: no enabled retriever ranked any query set")
     frame = pd.concat(results, ignore_index=True)
@@ -139,18 +178,18 @@ def score_configuration(params: Params) -> ScoreOutputs:
     )
 
 
-def write_score_outputs(outputs: ScoreOutputs) -> None:
-    """Every file of the score stage, atomically; data/export holds only this run's files (no
-    run file of a retriever since disabled)."""
-    shutil.rmtree(paths.EXPORT, ignore_errors=True)
-    write_parquet(outputs.results, paths.RESULTS)
+def write_score_outputs(outputs: ScoreOutputs, root: Path = Path(".")) -> None:
+    """Every file of the score stage under a project folder, atomically; data/export holds only
+    this run's files (no run file of a retriever since disabled)."""
+    shutil.rmtree(root / paths.EXPORT, ignore_errors=True)
+    write_parquet(outputs.results, root / paths.RESULTS)
     for path, text in outputs.exports.items():
-        write_atomically(path, text)
-    write_atomically(paths.WORST_MISSES, outputs.worst_misses)
-    write_json(paths.SCORES, outputs.scores)
-    write_json(paths.DETAIL, outputs.detail)
-    write_json(paths.INTERVALS, outputs.intervals)
-    write_json(paths.RECALL_PLOT, outputs.recall_plot)
+        write_atomically(root / path, text)
+    write_atomically(root / paths.WORST_MISSES, outputs.worst_misses)
+    write_json(root / paths.SCORES, outputs.scores)
+    write_json(root / paths.DETAIL, outputs.detail)
+    write_json(root / paths.INTERVALS, outputs.intervals)
+    write_json(root / paths.RECALL_PLOT, outputs.recall_plot)
 
 
 @dataclass(frozen=True)
@@ -164,10 +203,11 @@ class ScoredSet:
     chance: dict[str, float]  # each metric's chance level (chance_means)
 
 
-def _score_set(prepared: Prepared, search: _Searches, sp: ScoreParams) -> ScoredSet:
+def _score_set(
+    prepared: Prepared, vectors: np.ndarray, search: _Searches, sp: ScoreParams
+) -> ScoredSet:
     query_set = prepared.query_set
     ks, depth = sp.ks, max(sp.depth, max(sp.ks))
-    vectors = read_vectors(paths.EMBEDDINGS, query_set.name, query_set.qids)  # named as the set
     searched, retrievers = search.over(query_set)
     queries = Queries(query_set, prepared.texts, vectors)
     ranked = rank_all(retrievers, queries, depth)
@@ -197,15 +237,17 @@ def _score_set(prepared: Prepared, search: _Searches, sp: ScoreParams) -> Scored
 class _Searches:
     """The retrievers over the chunks in a query set's order: one index per order, shared."""
 
-    def __init__(self, corpus: Corpus, params: Params, device: torch.device | str) -> None:
-        self.corpus, self.params, self.device = corpus, params, device
+    def __init__(
+        self, corpus: Corpus, retrievers: RetrieversSection, device: torch.device | str
+    ) -> None:
+        self.corpus, self.retrievers, self.device = corpus, retrievers, device
         self._built: dict[bytes | None, tuple[Corpus, dict[str, Retriever]]] = {}
 
     def over(self, query_set: QuerySet) -> tuple[Corpus, dict[str, Retriever]]:
         order = None if query_set.rows is None else query_set.rows.tobytes()
         if order not in self._built:
             searched = corpus_for(self.corpus, query_set)
-            built = build_retrievers(self.params.retrievers, searched, self.device)
+            built = build_retrievers(self.retrievers, searched, self.device)
             self._built[order] = (searched, built)
         searched, retrievers = self._built[order]
         if not retrievers:
@@ -223,65 +265,52 @@ class _Searches:
         chunk_retrievers = {
             name: retriever
             for name, retriever in retrievers.items()
-            if REGISTRY[name].ranks_chunks_with(getattr(self.params.retrievers, name))
+            if REGISTRY[name].ranks_chunks_with(getattr(self.retrievers, name))
         }
         queries = Queries(chunk_items, prepared.texts, vectors)
         ranked = rank_all(chunk_retrievers, queries, depth)
         return {name: found.indices for name, found in ranked.items()}
 
 
-def query_sets(params: Params, chunks: pd.DataFrame) -> list[Prepared]:
-    """Each query set with the texts of its queries; sets without queries are left out."""
+def query_sets(inputs: ScoreInputs, sp: ScoreParams) -> list[Prepared]:
+    """Each query set with its judgments and views; sets without questions are left out."""
+    chunks = inputs.chunks
     sets = []
-    budgets = params.score.budgets
-    layout = chunk_layout(chunks, _token_starts(params.score.tokenizer, chunks["doc_id"]))
+    layout = chunk_layout(chunks, _token_starts(sp.tokenizer, chunks["doc_id"], inputs.documents))
     classes = text_classes(chunks["text"])
     items = (
         ItemChunks.of(len(chunks), None, None)
         if classes is None
         else ItemChunks.of(len(chunks), classes.starts, classes.order)
     )
-    for name, qids, texts, evidence in span_sets():
-        qrels = evidence_qrels(qids, evidence, chunks, params.score.min_overlap)
-        views = span_views(qids, evidence, layout, items, budgets)
-        sets.append(Prepared(chunk_set(name, qids, qrels, chunks, classes), texts, views))
-    queries = pd.read_parquet(paths.QUERIES)
-    judgments = pd.read_parquet(paths.QRELS)
-    if len(queries):
+    for questions in inputs.query_sets.values():
+        if not len(questions):
+            if questions.entry.absent_note:
+                log.info(questions.entry.absent_note)
+            continue
+        name, qids, judgments = questions.name, questions.qids, questions.judgments
+        if questions.entry.judged == SPANS:
+            qrels = evidence_qrels(qids, judgments, chunks, sp.min_overlap)
+            views = span_views(qids, judgments, layout, items, sp.budgets)
+            sets.append(Prepared(chunk_set(name, qids, qrels, chunks, classes), questions, views))
+            continue
         warning = absent_summary(judgments)
         if warning:
             log.warning(warning)
         starts = group_starts(chunks["doc_id"])
         doc_order = chunks["doc_id"].iloc[starts].tolist()
-        by_doc = document_qrels(queries["qid"], judgments, doc_order)
-        qids, texts = queries["qid"].tolist(), queries["text"].tolist()
-        real = QuerySet("real", qids, by_doc, doc_order, starts)
+        by_doc = document_qrels(qids, judgments, doc_order)
+        documents = QuerySet(name, qids, by_doc, doc_order, starts)
         by_chunk = by_doc[:, layout.chunk_doc] if len(chunks) else by_doc[:, :0]
-        chunk_items = chunk_set("real", qids, csr_array(by_chunk), chunks, classes)
-        views = document_judged_views(by_doc, layout, items, budgets)
-        sets.append(Prepared(real, texts, views, chunk_items))
-    else:
-        log.info(NO_REAL_QUERIES)
+        chunk_items = chunk_set(name, qids, csr_array(by_chunk), chunks, classes)
+        views = document_judged_views(by_doc, layout, items, sp.budgets)
+        sets.append(Prepared(documents, questions, views, chunk_items))
     if not sets:
         raise GoldensetError(
             "score: nothing to score: the golden set is empty and there are no labelled "
             "questions (labelled.jsonl or SQuAD files) nor real queries (queries.jsonl + "
             "qrels.tsv) in ingest.path; set generate.max_questions above 0"
         )
-    return sets
-
-
-def span_sets() -> list[tuple[str, list[str], list[str], pd.DataFrame]]:
-    """The span-judged query sets that have questions: (name, qids, texts, evidence table)."""
-    sets = []
-    golden = read_goldenset(paths.GOLDENSET)
-    if len(golden):
-        qids, texts = golden["qid"].astype(str).tolist(), golden["question"].tolist()
-        sets.append(("synthetic", qids, texts, golden_evidence(golden)))
-    labelled = pd.read_parquet(paths.LABELLED)
-    if len(labelled):
-        evidence = pd.read_parquet(paths.LABELLED_EVIDENCE)
-        sets.append(("labelled", labelled["qid"].tolist(), labelled["text"].tolist(), evidence))
     return sets
 
 
@@ -309,10 +338,11 @@ def corpus_for(corpus: Corpus, query_set: QuerySet) -> Corpus:
     )
 
 
-def _token_starts(tokenizer_name: str, doc_ids: pd.Series) -> dict[str, list[int]]:
+def _token_starts(
+    tokenizer_name: str, doc_ids: pd.Series, documents: pd.DataFrame
+) -> dict[str, list[int]]:
     """Where each chunked document's tokens start, by the fixed tokenizer (score.tokenizer)."""
     wanted = set(doc_ids)
-    documents = pd.read_parquet(paths.DOCUMENTS, columns=["doc_id", "text"])
     documents = documents[documents["doc_id"].isin(wanted)]
     starts = token_starts(load_tokenizer(tokenizer_name), documents["text"].tolist())
     return dict(zip(documents["doc_id"], starts, strict=True))
@@ -357,11 +387,11 @@ def golden_exports(queries: Queries, chunks: pd.DataFrame) -> dict[Path, str]:
 
 
 def _worst_misses(
-    settings: ScoreParams, query_set: QuerySet, ranked: dict[str, TopK], texts: list[str]
+    settings: ScoreParams, prepared: Prepared, ranked: dict[str, TopK], texts: list[str]
 ) -> str:
     return worst_misses(
-        read_goldenset(paths.GOLDENSET),
-        query_set,
+        prepared.questions.table,
+        prepared.query_set,
         ranked,
         texts,
         settings.worst_misses,

@@ -1,4 +1,4 @@
-"""audit: golden set, documents, question vectors, real and labelled queries ->
+"""audit: golden set, documents, question vectors, the reference query sets (real and labelled) ->
 metrics/audit.json and reports/audit.md (the judge's estimate of the share a strict reviewer
 accepts, how much the questions echo their source, look-ups, duplicates, coverage)."""
 
@@ -31,15 +31,10 @@ from goldenset.core.paths import (
     ECHO_PLOT,
     EMBEDDINGS,
     GENERATE_STATS,
-    GOLDENSET,
-    LABELLED,
-    LABELLED_EVIDENCE,
-    QRELS,
-    QUERIES,
 )
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
-from goldenset.corpus.queries import read_goldenset
+from goldenset.corpus.querysets import QuestionSet, read_query_sets, references
 from goldenset.judge.features import question_features
 from goldenset.judge.model import load_judge
 from goldenset.judge.reader import Reader
@@ -48,19 +43,20 @@ from goldenset.judge.referee import load_referee
 log = logging.getLogger("goldenset")
 
 
-def real_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(queries, qrels) that ingest found beside the documents, or None when there are none."""
-    queries = pd.read_parquet(QUERIES)
-    return (queries, pd.read_parquet(QRELS)) if len(queries) else None
-
-
-def labelled_queries() -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """(questions, qrels) of the labelled set: each document holding evidence is relevant."""
-    questions = pd.read_parquet(LABELLED)
-    if not len(questions):
-        return None
-    evidence = pd.read_parquet(LABELLED_EVIDENCE, columns=["qid", "doc_id"])
-    return questions, evidence.drop_duplicates().assign(grade=1)
+def reference_echoes(
+    query_sets: dict[str, QuestionSet], documents: dict[str, WindowIndex]
+) -> dict[str, list[float] | None]:
+    """Each reference set's echoes by its label (real queries first), None for a set without
+    questions: each document judged relevant (holding evidence) to a question is read."""
+    echoes: dict[str, list[float] | None] = {}
+    for entry in references():
+        found = query_sets[entry.name]
+        questions = pd.DataFrame({"qid": found.qids, "text": found.texts})
+        judged = found.document_judgments() if len(found) else None
+        echoes[entry.echo_label] = (
+            None if judged is None else real_query_echoes(questions, judged, documents)
+        )
+    return echoes
 
 
 def judged_rows(questions: int, sample: int | None, seed: int) -> list[int]:
@@ -83,38 +79,35 @@ def judge(golden: pd.DataFrame, documents: dict[str, WindowIndex], params: Audit
 
 def main(params: Params) -> None:
     documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
-    golden = read_goldenset(GOLDENSET)
+    query_sets = read_query_sets()
+    [golden_set] = [found for found in query_sets.values() if found.entry.golden]
+    golden = golden_set.table
     if "evidence" not in golden:
         golden["evidence"] = pd.Series(dtype=str)
     try:
         stats = json.loads(GENERATE_STATS.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
-    vectors = read_vectors(EMBEDDINGS, "synthetic", golden["qid"].astype(str).tolist())
-    real, labelled = real_queries(), labelled_queries()
-    real_echoes = None if real is None else real_query_echoes(*real, documents)
-    labelled_echoes = None if labelled is None else real_query_echoes(*labelled, documents)
+    vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
+    echoes = reference_echoes(query_sets, documents)
     audit = run_audit(
         golden,
         documents,
         vectors,
         stats,
-        real_echoes,
+        None,
         params.audit,
         None if params.audit.judge_sample == 0 else judge(golden, documents, params.audit),
-        labelled_echoes=labelled_echoes,
+        references=echoes,
     )
     chance = document_chance(golden["doc_id"].astype(str), list(documents), params.score.ks)
     audit.metrics["chance"] = {"documents": len(documents), **chance}
     audit.flags.extend(chance_flags(chance, len(documents), params.score.max_chance))
     audit.metrics["flags"] = len(audit.flags)
     write_json(AUDIT_METRICS, audit.metrics)
-    echoes = {
-        "golden_set": audit.questions["echo"].tolist(),
-        "real_queries": real_echoes or [],
-        "labelled_queries": labelled_echoes or [],
-    }
-    write_json(ECHO_PLOT, echo_quantile_rows(echoes))
+    plotted = {"golden_set": audit.questions["echo"].tolist()}
+    plotted.update({label: values or [] for label, values in echoes.items()})
+    write_json(ECHO_PLOT, echo_quantile_rows(plotted))
     write_atomically(AUDIT_REPORT, render_report(audit, params.audit))
     m = audit.metrics
     passing = m.get("judge", {}).get("pass", {})

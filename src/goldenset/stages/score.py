@@ -1,14 +1,15 @@
-"""score: every enabled retriever on every query set -> metrics, plots, per-question results,
+"""score: every retriever on every query set -> metrics, plots, per-question results,
 exports (BEIR, TREC runs) and the worst-misses report (the work: goldenset.scoring.run)."""
 
 from __future__ import annotations
 
 from goldenset.core.params import Params
-from goldenset.scoring.run import score_configuration, write_score_outputs
+from goldenset.scoring.run import read_score_inputs, score_inputs, write_score_outputs
 
 
 def main(params: Params) -> None:
-    write_score_outputs(score_configuration(params))
+    outputs = score_inputs(read_score_inputs(), params.score, params.retrievers)
+    write_score_outputs(outputs)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-    from goldenset.scoring.querysets import QuerySet
+    from goldenset.scoring.ranked import QuerySet
     from goldenset.scoring.topk import TopK
 
 

@@ -1,4 +1,5 @@
-"""One retriever on one query set: rankings, per-query metrics and the rows of results.parquet."""
+"""One retriever on one query set, scored: rankings, per-query metrics, chance levels and the
+rows of results.parquet."""
 
 from __future__ import annotations
 

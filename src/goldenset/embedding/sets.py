@@ -1,0 +1,52 @@
+"""The chunks and the questions of every query set as vectors, through the embedding cache: what
+the embed stage writes to data/embeddings and `goldenset calibrate` embeds for each model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from goldenset.core.params import EmbedParams
+from goldenset.embedding.cache import EmbeddingCache
+from goldenset.embedding.encoder import cached_embedder
+
+if TYPE_CHECKING:
+    from goldenset.corpus.querysets import QuestionSet
+
+CHUNKS = "chunks"  # the vectors' name of the chunks; each query set's vectors are named as it
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Vectors by name (chunks, then each query set), each with the ids of its rows."""
+
+    ids: dict[str, list[str]]
+    vectors: dict[str, np.ndarray]
+    encoded: int  # vectors the cache lacked
+    cached: int  # vectors the cache held before
+
+
+def embed_sets(
+    settings: EmbedParams, chunks: pd.DataFrame, query_sets: Mapping[str, QuestionSet]
+) -> Embedded:
+    """The chunks (chunk_id, text) and every query set's questions, embedded with settings'
+    model through its cache (embed.cache_dir); the ray engine encodes what the cache lacks."""
+    cache = EmbeddingCache(settings.cache_dir)
+    cached_before = len(cache)
+    encode_missing = None
+    if settings.engine == "ray":
+        from goldenset.embedding.ray import ray_encoder
+
+        encode_missing = ray_encoder(settings)
+    embed = cached_embedder(settings, cache, encode_missing)
+    texts = {CHUNKS: (chunks["chunk_id"].astype(str).tolist(), chunks["text"].tolist())}
+    texts.update({name: (found.qids, found.texts) for name, found in query_sets.items()})
+    ids, vectors = {}, {}
+    for name, (row_ids, row_texts) in texts.items():
+        prefix = settings.passage_prefix if name == CHUNKS else settings.query_prefix
+        ids[name], vectors[name] = row_ids, embed(row_texts, prefix, name)
+    return Embedded(ids, vectors, len(cache) - cached_before, cached_before)
