@@ -1,7 +1,7 @@
 """The query sets, declared once: the questions a retriever is scored on, and how each is judged.
 
 One :class:`QuerySetEntry` per set in :data:`QUERY_SETS`, the one place to add one (as
-goldenset.core.registry's MEASURES is for metrics): its name (the first key of its metrics and
+goldenset.scoring.measures' MEASURES is for metrics): its name (the first key of its metrics and
 the name of its vectors under data/embeddings), its files (goldenset.core.paths), the column of
 its question texts, and how it is judged: by evidence spans (its items are chunks) or by
 document qrels (its items are documents). The embed stage embeds every set, the score stage
