@@ -99,7 +99,7 @@ def test_the_toy_query_set_is_embedded_and_scored(project):
     folder, _ = project
     scores = json.loads((folder / "metrics/scores.json").read_text())
     detail = json.loads((folder / "metrics/detail.json").read_text())
-    assert list(scores) == ["real", "toy"]
+    assert list(scores) == ["synthetic", "real", "toy"]  # declared order, the toy last
     # the real queries' files again: the same figures, to the last digit
     assert scores["toy"] == scores["real"] and detail["toy"] == detail["real"]
     assert (folder / "data/embeddings/toy.npy").is_file()
