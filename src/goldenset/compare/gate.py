@@ -13,30 +13,15 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.params import CompareParams
+from goldenset.core.paths import RESULT_KEYS
 from goldenset.core.stats import EXACT_MAX_N, bootstrap_interval, holm_adjusted, randomization_test
 from goldenset.corpus.querysets import document_judged
 from goldenset.scoring.measures import is_per_question_metric
 
-KEYS = ["query_set", "retriever", "qid"]
-
 
 class DifferentQuestions(GoldensetError):
     """The two runs were scored on different questions: their means are not comparable."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    gate: tuple[str, ...] = ()  # <query set>.<retriever>.<metric> rows that can fail the build
-    alpha: float = 0.05  # family-wise error rate of the gate (Holm)
-    budgets: Mapping[str, float] = field(default_factory=dict)  # metric -> allowed drop
-    default_budget: float = 0.0
-    confidence: float = 0.95
-    resamples: int = 2000
-    permutations: int = 10000
-    seed: int = 0
-
-    def budget(self, metric: str) -> float:
-        return self.budgets.get(metric, self.default_budget)
 
 
 @dataclass(frozen=True)
@@ -104,10 +89,10 @@ def pair(
             f"no per-question metric is in the results of both {labels[0]} and {labels[1]}; "
             "results written before per-question metrics existed need `dvc repro` there"
         )
-    return a.merge(b, on=KEYS, suffixes=("_a", "_b"), validate="one_to_one")
+    return a.merge(b, on=RESULT_KEYS, suffixes=("_a", "_b"), validate="one_to_one")
 
 
-def compare(paired: pd.DataFrame, metrics: list[str], settings: Settings) -> list[Row]:
+def compare(paired: pd.DataFrame, metrics: list[str], settings: CompareParams) -> list[Row]:
     """A row per query set, retriever and metric, in the order they first appear; the gated
     ones (``settings.gate``) judged together, Holm-corrected, the others shown uncorrected."""
     rows = []
@@ -124,7 +109,7 @@ def compare(paired: pd.DataFrame, metrics: list[str], settings: Settings) -> lis
     return judge(rows, settings)
 
 
-def judge(rows: list[Row], settings: Settings) -> list[Row]:
+def judge(rows: list[Row], settings: CompareParams) -> list[Row]:
     """Mark the gated rows, Holm-adjust their p-values, and flag regressions and improvements."""
     missing = sorted(set(settings.gate) - {row.name for row in rows})
     if missing:
@@ -153,7 +138,12 @@ def judge(rows: list[Row], settings: Settings) -> list[Row]:
 
 
 def _compare_one(
-    set_name: str, retriever: str, metric: str, a: np.ndarray, b: np.ndarray, settings: Settings
+    set_name: str,
+    retriever: str,
+    metric: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    settings: CompareParams,
 ) -> Row:
     differences = b - a
     interval = bootstrap_interval(
@@ -245,7 +235,7 @@ HEADER = [
 ]  # fmt: skip
 
 
-def verdict(rows: list[Row], settings: Settings) -> str:
+def verdict(rows: list[Row], settings: CompareParams) -> str:
     regressions = [row for row in rows if row.regression]
     gated = sum(row.gated for row in rows)
     family = (
@@ -260,9 +250,11 @@ def verdict(rows: list[Row], settings: Settings) -> str:
     return f"{len(regressions)} significant regression(s) beyond budget ({family}): {named}."
 
 
-def _budgets(settings: Settings) -> str:
-    named = "".join(f", {metric} {value:g}" for metric, value in settings.budgets.items())
-    return f"budget {settings.default_budget:g}{named}"
+def _budgets(settings: CompareParams) -> str:
+    named = "".join(
+        f", {metric} {value:g}" for metric, value in settings.budgets.items() if metric != "default"
+    )
+    return f"budget {settings.budget('default'):g}{named}"
 
 
 def _cells(row: Row, alpha: float) -> list[str]:
@@ -318,7 +310,7 @@ def _regressed_lines(regressed: list[Regressed], texts: Texts, code: str) -> lis
     return lines
 
 
-def _method(settings: Settings) -> str:
+def _method(settings: CompareParams) -> str:
     return (
         f"Δ = B − A, mean over paired questions; CI: {settings.confidence:.0%} paired bootstrap "
         f"({settings.resamples:,} resamples); p: paired randomization test, two-sided (every "
@@ -333,7 +325,7 @@ def render_markdown(
     regressed: list[Regressed],
     texts: Texts,
     labels: tuple[str, str],
-    settings: Settings,
+    settings: CompareParams,
 ) -> str:
     """A pull-request comment: one table, the verdict, the most regressed questions folded."""
     lines = [f"### goldenset compare: A = `{labels[0]}`, B = `{labels[1]}`", ""]
@@ -360,7 +352,7 @@ def render_text(
     regressed: list[Regressed],
     texts: Texts,
     labels: tuple[str, str],
-    settings: Settings,
+    settings: CompareParams,
 ) -> str:
     """The same report as aligned columns, for a terminal."""
     table = [HEADER, *(_cells(row, settings.alpha) for row in rows)]
