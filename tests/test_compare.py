@@ -8,19 +8,10 @@ import pytest
 import yaml
 from scipy.stats import norm
 
-from goldenset.compare.gate import (
-    DifferentQuestions,
-    Row,
-    Texts,
-    compare,
-    judge,
-    metric_columns,
-    most_regressed,
-    pair,
-    render_markdown,
-    render_text,
-    verdict,
-)
+from goldenset.compare.gate import Row, judge
+from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.regressed import Texts, most_regressed
+from goldenset.compare.render import render_markdown, render_text, verdict
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import CompareParams
 from goldenset.core.stats import holm_adjusted, randomization_test

@@ -14,16 +14,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from goldenset.compare.gate import (
-    DifferentQuestions,
-    Texts,
-    compare,
-    metric_columns,
-    most_regressed,
-    pair,
-    render_markdown,
-    render_text,
-)
+from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.regressed import Texts, most_regressed
+from goldenset.compare.render import render_markdown, render_text
 from goldenset.compare.revisions import label, read_results, read_texts
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import CompareParams, load_params
