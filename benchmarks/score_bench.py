@@ -31,9 +31,10 @@ import numpy as np
 import torch
 from scipy import sparse
 
-from goldenset.scoring.metrics import evaluate, mean_metrics
+from goldenset.scoring.metrics import evaluate
 from goldenset.scoring.retrievers.dense import DenseScores
 from goldenset.scoring.topk import block_rows_for, top_k
+from goldenset.testing.metrics import mean_metrics
 
 GIB = 2**30
 TARGET_LOOP_SPEEDUP = 20.0

@@ -12,8 +12,9 @@ from scipy import sparse
 
 from goldenset.scoring.chance import chance_levels, context_chance
 from goldenset.scoring.measures import MEASURES, RANKING_VIEWS, Measure
-from goldenset.scoring.metrics import evaluate, mean_metrics
+from goldenset.scoring.metrics import evaluate
 from goldenset.scoring.views import ItemChunks, Layout, span_views
+from goldenset.testing.metrics import mean_metrics
 
 N_ITEMS = 6
 

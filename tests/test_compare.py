@@ -2,34 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from scipy.stats import norm
 
-from goldenset.compare.gate import (
-    DifferentQuestions,
-    Row,
-    Settings,
-    Texts,
-    compare,
-    judge,
-    metric_columns,
-    most_regressed,
-    pair,
-    render_markdown,
-    render_text,
-    verdict,
-)
+from goldenset.compare.gate import Row, judge
+from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.regressed import Texts, most_regressed
+from goldenset.compare.render import render_markdown, render_text, verdict
 from goldenset.core.errors import GoldensetError
+from goldenset.core.params import CompareParams
 from goldenset.core.stats import holm_adjusted, randomization_test
 from tests.conftest import ROOT
 
 LABELS = ("main", "workspace")
-SETTINGS = Settings(resamples=1000, permutations=5000)
+# nothing gated: every row is information (params.yaml's compare.gate names at least one)
+SETTINGS = CompareParams.model_construct(gate=[], resamples=1000, permutations=5000)
+
+
+def replace(settings: CompareParams, **changes) -> CompareParams:
+    return settings.model_copy(update=changes)
 
 
 def results(ranks: dict[str, list[int | None]], qids: list[str] | None = None) -> pd.DataFrame:
@@ -187,7 +181,7 @@ def gate_rows(p_values: list[float], delta: float = -0.1) -> list[Row]:
 
 
 def test_the_gate_fails_on_what_survives_holm_only():
-    settings = Settings(gate=("real.dense.m0", "real.dense.m1", "real.dense.m2"))
+    settings = CompareParams(gate=["real.dense.m0", "real.dense.m1", "real.dense.m2"])
     # uncorrected, p 0.02 would fail the build; 3 gated metrics make it 0.06
     judged = judge(gate_rows([0.02, 0.5, 0.6, 0.001]), settings)
     assert [row.p_gate for row in judged[:3]] == pytest.approx([0.06, 1.0, 1.0])
@@ -195,13 +189,13 @@ def test_the_gate_fails_on_what_survives_holm_only():
     assert judged[3].p_value == 0.001 and not judged[3].gated and np.isnan(judged[3].p_gate)
     caught = judge(gate_rows([0.01, 0.5, 0.6]), settings)
     assert [row.regression for row in caught] == [True, False, False]  # 0.03 < 0.05
-    lenient = replace(settings, default_budget=0.2)
+    lenient = replace(settings, budgets={"default": 0.2})
     assert not any(row.regression for row in judge(gate_rows([0.01, 0.5, 0.6]), lenient))
 
 
 def test_a_gated_metric_the_runs_lack_is_an_error_naming_the_param():
     with pytest.raises(GoldensetError, match=r"compare.gate: synthetic.dense.doc_ndcg@10 not"):
-        judge(gate_rows([0.5]), Settings(gate=("synthetic.dense.doc_ndcg@10",)))
+        judge(gate_rows([0.5]), CompareParams(gate=["synthetic.dense.doc_ndcg@10"]))
 
 
 def test_a_gated_metric_no_run_has_is_the_same_error_not_a_traceback():
@@ -210,7 +204,7 @@ def test_a_gated_metric_no_run_has_is_the_same_error_not_a_traceback():
         compare(
             pair(run, run, LABELS),
             ["mrr", "doc_ndcg@10"],
-            Settings(gate=("real.dense.doc_ndcg@10",)),
+            CompareParams(gate=["real.dense.doc_ndcg@10"]),
         )
 
 
@@ -298,13 +292,33 @@ def test_the_gate_and_its_budgets_come_from_params_yaml_and_the_options_override
     params["compare"]["budgets"] = {"default": 0.01, "mrr": 0.02}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     shown = _settings(parser().parse_args(["compare", "--repo", str(tmp_path)]))
-    assert shown.gate == tuple(params["compare"]["gate"]) and shown.alpha == 0.05
+    assert shown.gate == params["compare"]["gate"] and shown.alpha == 0.05
     assert (shown.budget("mrr"), shown.budget("ndcg@10")) == (0.02, 0.01)
     options = ["--gate", "real.bm25.mrr", "--alpha", "0.1", "--budget", "mrr=0.3", "--seed", "4"]
     chosen = _settings(parser().parse_args(["compare", "--repo", str(tmp_path), *options]))
-    assert (chosen.gate, chosen.alpha, chosen.seed) == (("real.bm25.mrr",), 0.1, 4)
+    assert (chosen.gate, chosen.alpha, chosen.seed) == (["real.bm25.mrr"], 0.1, 4)
     assert (chosen.budget("mrr"), chosen.budget("ndcg@10")) == (0.3, 0.01)
     params["compare"]["gate"] = ["dense.ndcg@10"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    with pytest.raises(GoldensetError, match="compare: Value error, gate: 'dense.ndcg@10'"):
+    with pytest.raises(GoldensetError, match="compare.gate: Value error, 'dense.ndcg@10' is not"):
         _settings(parser().parse_args(["compare", "--repo", str(tmp_path)]))
+
+
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        (["--alpha", "1.5"], "error: --alpha: Input should be less than 1"),
+        (["--confidence", "0"], "error: --confidence: Input should be greater than 0"),
+        (["--resamples", "0"], "error: --resamples: Input should be greater than or equal to 1"),
+        (["--permutations", "-3"], "error: --permutations: Input should be greater than or"),
+        (["--budget", "mrr=-0.1"], "error: --budget: mrr: an allowed drop is >= 0, not -0.1"),
+        (["--gate", "dense.mrr"], "error: --gate: 'dense.mrr' is not <query set>.<retriever>."),
+    ],
+)
+def test_an_option_out_of_range_is_one_line_naming_it(tmp_path, capsys, options, line):
+    from goldenset.cli import REFUSED, main
+
+    (tmp_path / "params.yaml").write_bytes((ROOT / "params.yaml").read_bytes())
+    assert main(["compare", "--repo", str(tmp_path), *options]) == REFUSED
+    error = capsys.readouterr().err
+    assert error.startswith(line) and error.count("\n") == 1, error

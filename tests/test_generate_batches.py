@@ -111,14 +111,15 @@ def test_batches_check_answers_as_the_synchronous_path_does(tmp_path):
 
 def test_batches_stop_before_max_usd_and_a_bigger_budget_resumes(tmp_path):
     with LoopbackBatches() as server:
-        params = settings(tmp_path, max_usd=0.002)
+        # a request is priced at its max_tokens: 400 of them make 0.002 USD less than 6 requests
+        params = settings(tmp_path, max_usd=0.002, max_tokens=400)
         provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
         first = run_generation(DOCUMENTS, params, provider=provider, progress=False)
         stats = first.stats
         assert stats.stopped_by_budget and 0 < stats.requests < 6
         assert stats.cost_usd <= 0.002 and len(first.rows) == stats.requests
         assert stats.not_asked == 6 - stats.requests
-        bigger = settings(tmp_path, max_usd=1.0)
+        bigger = settings(tmp_path, max_usd=1.0, max_tokens=400)
         provider = AnthropicProvider(bigger, api_key=KEY, base_url=server.url)
         rest = run_generation(DOCUMENTS, bigger, provider=provider, progress=False)
         assert rest.stats.requests == 6 - stats.requests and len(rest.rows) == 6

@@ -57,7 +57,7 @@ def test_a_budget_stop_fails_and_a_raised_budget_asks_only_the_rest(tmp_path):
     with LoopbackLLM(api_key=KEY) as server:
         # claude-haiku-4-5 at $1/$5 per million tokens: a request's worst case (its prompt plus
         # 400 output tokens) is about $0.0028, so $0.004 pays for a few of the six
-        project = make_project(tmp_path, anthropic_params(max_usd=0.004))
+        project = make_project(tmp_path, anthropic_params(max_usd=0.004, max_tokens=400))
         env = stage_env(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.url)
         stopped = run(project, env)
         assert stopped.returncode == 1
@@ -70,7 +70,7 @@ def test_a_budget_stop_fails_and_a_raised_budget_asks_only_the_rest(tmp_path):
         assert not (project / "data" / "goldenset.jsonl").exists()
         assert len(AnswerCache(project / "cache" / "llm")) == asked
 
-        set_params(project, max_usd=1.0)
+        set_params(project, max_usd=1.0, max_tokens=400)
         rest = run(project, env)
         assert rest.returncode == 0, rest.stderr
         assert server.requests == QUESTIONS  # only the rest was asked

@@ -210,7 +210,7 @@ def test_identity_holds_what_changes_answers():
     assert openai.identity() == {
         "provider": "openai",
         "model": "loopback-model",
-        "max_tokens": 400,
+        "max_tokens": 48,
         "temperature": 0.5,
         "retry_temperature": 0.7,  # retries sample at it when temperature is 0
         "seed": 7,

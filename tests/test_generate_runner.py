@@ -57,6 +57,7 @@ def settings(tmp_path, **overrides) -> GenerateParams:
         max_questions=12,
         concurrency=4,
         max_retries=3,
+        resamples=0,  # an invalid answer is corrected at once
         cache_dir=str(tmp_path / "llm"),
     )
     values.update(overrides)
@@ -173,7 +174,7 @@ REJECT_COLUMNS = [
 def test_a_near_duplicate_is_a_reject_row_of_the_same_shape(tmp_path, server):
     # every sentence names "protein": one question about it is valid for any passage
     documents = [(doc_id, text.replace(". ", " protein. ")) for doc_id, text in DOCUMENTS]
-    params = settings(tmp_path, max_attempts=1)
+    params = settings(tmp_path, max_attempts=1, distinctive_share=None)
     first, second, stubborn = passages_for(documents, params)[:3]
     repeat = "What should I know about protein?"
     server.script_for(first.text, Reply(repeat))

@@ -21,7 +21,6 @@ from goldenset.scoring.metrics import (
     hit_at_k,
     ideal_gains,
     judged_gains,
-    mean_metrics,
     ndcg_at_k,
     precision_at_k,
     rank_run,
@@ -31,6 +30,7 @@ from goldenset.scoring.metrics import (
 )
 from goldenset.scoring.retrievers.lexical import BM25Scores
 from goldenset.scoring.topk import top_k
+from goldenset.testing.metrics import mean_metrics
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from goldenset.audit.checks import document_indexes
-from goldenset.compare.gate import Texts
+from goldenset.compare.regressed import Texts
 from goldenset.compare.revisions import read_texts
 from goldenset.core.params import load_params
 from goldenset.corpus.queries import evidence_frame

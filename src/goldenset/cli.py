@@ -12,17 +12,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from goldenset.compare.gate import (
-    DifferentQuestions,
-    Settings,
-    Texts,
-    compare,
-    metric_columns,
-    most_regressed,
-    pair,
-    render_markdown,
-    render_text,
-)
+from pydantic import ValidationError
+
+from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.regressed import Texts, most_regressed
+from goldenset.compare.render import render_markdown, render_text
 from goldenset.compare.revisions import label, read_results, read_texts
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import CompareParams, load_params
@@ -32,15 +26,12 @@ NO_REGRESSION, REGRESSION, REFUSED = 0, 1, 2
 
 
 def _budget(text: str) -> tuple[str | None, float]:
-    """`0.01` (every metric) or `ndcg@10=0.01` (one metric)."""
+    """`0.01` (every metric) or `ndcg@10=0.01` (one metric); compare.budgets checks the value."""
     metric, _, value = text.rpartition("=")
     try:
-        budget = float(value)
+        return (metric or None), float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if budget < 0:
-        raise argparse.ArgumentTypeError(f"a budget is an allowed drop, >= 0: {text!r}")
-    return (metric or None), budget
 
 
 def parser() -> argparse.ArgumentParser:
@@ -209,26 +200,20 @@ def _compare_params(repo: str) -> CompareParams:
     return params
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def _settings(args: argparse.Namespace) -> CompareParams:
+    """params.yaml's compare section, the command-line values overriding it field by field and
+    validated as params.yaml is: a bad value is an error naming its option."""
     params = _compare_params(args.repo)
-    # command-line values override params.yaml, field by field
-    chosen = {
-        name: getattr(params, name) if getattr(args, name) is None else getattr(args, name)
-        for name in ("alpha", "confidence", "resamples", "permutations", "seed")
-    }
-    if not 0 < chosen["alpha"] < 1 or not 0 < chosen["confidence"] < 1:
-        raise GoldensetError("--alpha and --confidence must lie between 0 and 1")
-    if chosen["resamples"] < 1 or chosen["permutations"] < 1:
-        raise GoldensetError("--resamples and --permutations must be positive")
-    budgets = dict(params.budgets)
-    budgets.update({metric or "default": value for metric, value in args.budget})
-    default = budgets.pop("default", 0.0)
-    return Settings(
-        gate=tuple(args.gate or params.gate),
-        budgets=budgets,
-        default_budget=default,
-        **chosen,
-    )
+    fields = ("gate", "alpha", "confidence", "resamples", "permutations", "seed")
+    chosen = {name: getattr(args, name) for name in fields if getattr(args, name) is not None}
+    budgets = {**params.budgets, **{metric or "default": value for metric, value in args.budget}}
+    try:
+        return CompareParams.model_validate({**dict(params), **chosen, "budgets": budgets})
+    except ValidationError as error:
+        first = error.errors()[0]
+        option = {"budgets": "budget"}.get(str(first["loc"][0]), str(first["loc"][0]))
+        message = first["msg"].removeprefix("Value error, ")
+        raise GoldensetError(f"--{option}: {message}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -51,8 +51,6 @@ from goldenset.scoring.run import (
     write_score_outputs,
 )
 
-KEYS = ["query_set", "retriever", "qid"]
-
 
 def chunk_label(chunk: ChunkParams) -> str:
     if chunk.strategy == "none":
@@ -176,7 +174,10 @@ def run_configurations(
     assert settings is not None
     needed = [metric for view in views_of(settings) for metric in view.metrics()]
     score, refused = with_headline(params.score, needed)
-    columns = [*KEYS, *(metric for metric in dict.fromkeys(needed) if metric not in refused)]
+    columns = [
+        *paths.RESULT_KEYS,
+        *(metric for metric in dict.fromkeys(needed) if metric not in refused),
+    ]
     cache_dir = str((project / params.embed.cache_dir).resolve())
     check_upstream(project)
     documents, query_sets = read_upstream(project)

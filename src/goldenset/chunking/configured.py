@@ -11,7 +11,7 @@ from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.params import ChunkParams, EmbedParams
 
 
-def load_tokenizer(model: str, revision: str | None):
+def embedding_tokenizer(model: str, revision: str | None):
     """The embedding model's own tokenizer, so token windows match what the model will see."""
     from transformers import AutoTokenizer  # slow import, needed only by a strategy in tokens
 
@@ -29,5 +29,5 @@ def chunk_corpus(documents: pd.DataFrame, chunk: ChunkParams, embed: EmbedParams
     """The chunks of documents (doc_id, text) by chunk; strategy tokens loads embed's tokenizer."""
     tokenizer = None
     if STRATEGIES[chunk.strategy].needs_tokenizer:
-        tokenizer = load_tokenizer(embed.model, embed.revision)
+        tokenizer = embedding_tokenizer(embed.model, embed.revision)
     return chunk_documents(documents, chunk, tokenizer)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from goldenset.compare.gate import Texts
+from goldenset.compare.regressed import Texts
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_parquet_bytes
 from goldenset.core.paths import CHUNKS, DOCUMENTS, RESULTS

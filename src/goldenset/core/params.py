@@ -7,7 +7,15 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.registered import RegisteredName
@@ -45,7 +53,7 @@ ProviderName = Annotated[
 class ChunkParams(Section):
     strategy: ChunkStrategy = "sentences"
     # not `size`: DVC's run cache ignores every key named "size" when it hashes params
-    max_size: int = Field(1000, gt=0, description="characters, or tokens for strategy 'tokens'")
+    max_size: int = Field(600, gt=0, description="characters, or tokens for strategy 'tokens'")
     overlap: int = Field(0, ge=0)
 
     @model_validator(mode="after")
@@ -75,33 +83,33 @@ class Price(Section):
 class GenerateParams(Section):
     provider: ProviderName = "local"
     model: str | None = Field(None, min_length=1)
-    max_questions: int = Field(40, ge=0)
+    max_questions: int = Field(180, ge=0)
     questions_per_passage: int = Field(1, ge=1)
     seed: int = 0
-    passage_size: int = Field(700, gt=0, description="characters per passage, whole sentences")
-    passage_min_chars: int = Field(200, ge=0)
+    passage_size: int = Field(300, gt=0, description="characters per passage, whole sentences")
+    passage_min_chars: int = Field(120, ge=0)
     concurrency: int = Field(8, ge=1)
-    max_attempts: int = Field(3, ge=1, description="tries per question when the answer is invalid")
+    max_attempts: int = Field(4, ge=1, description="tries per question when the answer is invalid")
     resamples: int = Field(
-        0, ge=0, description="tries after the first that ask the same prompt again, uncorrected"
+        2, ge=0, description="tries after the first that ask the same prompt again, uncorrected"
     )
     max_retries: int = Field(5, ge=0, description="HTTP retries on 429/5xx/timeouts")
     request_timeout: float = Field(60.0, gt=0)
-    max_tokens: int = Field(400, gt=0)
+    max_tokens: int = Field(48, gt=0)
     max_echo: float | None = Field(
-        None, gt=0, le=1, description="content-word overlap above which a question echoes"
+        0.7, gt=0, le=1, description="content-word overlap above which a question echoes"
     )
     distinctive_share: float | None = Field(
-        None,
+        0.01,
         gt=0,
         le=1,
         description="a question keeps a word of its evidence in at most this share of windows",
     )
     length_power: float = Field(
-        0.0, ge=0, le=1, description="a document's passages are weighted (passage count) ** this"
+        0.5, ge=0, le=1, description="a document's passages are weighted (passage count) ** this"
     )
     passage_duplicate_jaccard: float | None = Field(
-        None, gt=0, le=1, description="skip a passage whose words repeat a chosen one's"
+        0.8, gt=0, le=1, description="skip a passage whose words repeat a chosen one's"
     )
     example_queries: str | list[str] | None = Field(
         None, description="real queries shown as style examples: a BEIR queries.jsonl or texts"
@@ -161,7 +169,14 @@ class ScoreParams(Section):
     depth: int = Field(100, gt=0, description="results kept per question")
     min_overlap: float = Field(0.5, gt=0, le=1)
     headline: list[str] = Field(
-        default_factory=lambda: ["ndcg@10", "recall@10", "mrr"],
+        default_factory=lambda: [
+            "doc_ndcg@10",
+            "context_recall@512",
+            "context_hit@512",
+            "ndcg@10",
+            "recall@10",
+            "mrr",
+        ],
         min_length=1,
         description="metrics/scores.json and per-question columns; the rest go to detail.json",
     )
@@ -344,15 +359,25 @@ class CompareParams(Section):
     permutations: int = Field(10000, ge=1, description="random sign flips above 16 questions")
     seed: int = 0
 
-    @model_validator(mode="after")
-    def _names(self) -> CompareParams:
-        for name in self.gate:
+    @field_validator("gate")
+    @classmethod
+    def _gated_names(cls, gate: list[str]) -> list[str]:
+        for name in gate:
             if not GATED_METRIC.fullmatch(name):
-                raise ValueError(f"gate: {name!r} is not <query set>.<retriever>.<metric>")
-        for metric, budget in self.budgets.items():
+                raise ValueError(f"{name!r} is not <query set>.<retriever>.<metric>")
+        return gate
+
+    @field_validator("budgets")
+    @classmethod
+    def _drops(cls, budgets: dict[str, float]) -> dict[str, float]:
+        for metric, budget in budgets.items():
             if budget < 0:
-                raise ValueError(f"budgets: {metric}: an allowed drop is >= 0, not {budget}")
-        return self
+                raise ValueError(f"{metric}: an allowed drop is >= 0, not {budget}")
+        return budgets
+
+    def budget(self, metric: str) -> float:
+        """The allowed drop of a metric's mean: its own budget, else the default one."""
+        return self.budgets.get(metric, self.budgets.get("default", 0.0))
 
 
 class Params(Section):

@@ -23,6 +23,7 @@ GENERATE_STATS = Path("data/generate_stats.json")
 EMBEDDINGS = Path("data/embeddings")
 # score
 RESULTS = Path("data/results.parquet")
+RESULT_KEYS = ["query_set", "retriever", "qid"]  # one row of RESULTS per these columns
 EXPORT = Path("data/export")
 SCORES = Path("metrics/scores.json")
 DETAIL = Path("metrics/detail.json")

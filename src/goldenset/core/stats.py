@@ -13,6 +13,9 @@ numbers on every machine. Conventions follow scipy.stats, which the tests check 
 - :func:`holm_adjusted` is Holm's step-down adjustment (``statsmodels`` ``multipletests(method=
   "holm")``): rejecting where the adjusted p is below alpha keeps the chance of any false
   rejection in the family at most alpha, whatever the dependence between the tests.
+
+And :func:`jaccard`, the similarity of two sets by which near-duplicate documents (their word
+shingles) and passages (their content words) are found.
 """
 
 from __future__ import annotations
@@ -118,3 +121,8 @@ def holm_adjusted(p_values: np.ndarray) -> np.ndarray:
     adjusted = np.empty_like(p_values)
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
     return adjusted
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a & b| / |a | b|; two empty sets are alike (1.0)."""
+    return len(a & b) / len(a | b) if a or b else 1.0

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from datasketch import MinHash, MinHashLSH
 
+from goldenset.core.stats import jaccard
+
 SHINGLE_WORDS = 5
 NUM_PERM = 128  # MinHash permutations: the LSH candidate filter only; exact Jaccard decides
 EXACT = "exact"
@@ -51,20 +53,12 @@ def text_key(text: str) -> str:
     return hashlib.sha256(normalised(text).encode("utf-8")).hexdigest()
 
 
-def shingles(text: str, words: int = SHINGLE_WORDS) -> set[str]:
-    """Word n-grams of the normalised text; a text shorter than n words is one shingle."""
-    return _shingles_of_normalised(normalised(text), words)
-
-
 def _shingles_of_normalised(text: str, words: int = SHINGLE_WORDS) -> set[str]:
+    """Word n-grams of a normalised text; a text shorter than n words is one shingle."""
     tokens = _WORDS.findall(text)
     if len(tokens) <= words:
         return {" ".join(tokens)} if tokens else set()
     return {" ".join(tokens[i : i + words]) for i in range(len(tokens) - words + 1)}
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
 
 
 def find_duplicates(

@@ -31,6 +31,7 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.params import GenerateParams
 from goldenset.core.paths import DOCUMENTS
 from goldenset.core.spans import pack_spans, sentence_spans
+from goldenset.core.stats import jaccard
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def sample_passages(
             break
         if duplicate_jaccard is not None:
             mine = content_words(passage.text)
-            if any(_jaccard(mine, theirs) >= duplicate_jaccard for theirs in words):
+            if any(jaccard(mine, theirs) >= duplicate_jaccard for theirs in words):
                 continue
             words.append(mine)
         chosen.append(passage)
@@ -201,10 +202,6 @@ def title_span(text: str, title: str) -> tuple[int, int] | None:
     """Where the title first occurs in the document text (its heading), or None."""
     found = text.find(title.strip()) if title.strip() else -1
     return None if found < 0 else (found, found + len(title.strip()))
-
-
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
 
 
 def passages_for(

@@ -31,7 +31,6 @@ from goldenset.scoring.measures import Measure, named, ranking_measures
 # Keys of evaluate()'s result that describe queries rather than measure them.
 QUERY_KEY = "query"
 N_RELEVANT_KEY = "n_relevant"
-_NOT_METRICS = (QUERY_KEY, N_RELEVANT_KEY)
 
 
 def _canonical(qrels: sparse.csr_array) -> sparse.csr_array:
@@ -218,16 +217,6 @@ def measured(
 ) -> dict[str, np.ndarray]:
     """Each measure's values per query, by metric name (goldenset.scoring.measures.named)."""
     return {name: measure.computed()(judged, k) for name, measure, k in named(measures, ks)}
-
-
-def mean_metrics(per_query: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """Mean of each metric over queries (NaN when there are none); skips the query descriptors."""
-    means = {}
-    for name, values in per_query.items():
-        if name in _NOT_METRICS:
-            continue
-        means[name] = float(np.mean(values)) if len(values) else float("nan")
-    return means
 
 
 def rank_run(

@@ -55,7 +55,7 @@ from goldenset.scoring.retrievers import (
     build_retrievers,
     rank_all,
 )
-from goldenset.scoring.tokens import load_tokenizer, token_starts
+from goldenset.scoring.tokens import budget_tokenizer, token_starts
 from goldenset.scoring.topk import TopK, resolve_device
 from goldenset.scoring.views import (
     ItemChunks,
@@ -344,7 +344,7 @@ def _token_starts(
     """Where each chunked document's tokens start, by the fixed tokenizer (score.tokenizer)."""
     wanted = set(doc_ids)
     documents = documents[documents["doc_id"].isin(wanted)]
-    starts = token_starts(load_tokenizer(tokenizer_name), documents["text"].tolist())
+    starts = token_starts(budget_tokenizer(tokenizer_name), documents["text"].tolist())
     return dict(zip(documents["doc_id"], starts, strict=True))
 
 

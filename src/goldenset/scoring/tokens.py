@@ -13,7 +13,7 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.packaged_models import resolve_model_path
 
 
-def load_tokenizer(name: str):
+def budget_tokenizer(name: str):
     """The fast tokenizer of a packaged or local model folder (a tokenizers.Tokenizer)."""
     from tokenizers import Tokenizer
 

@@ -1,0 +1,109 @@
+"""Paired comparison of two runs, question by question: the rows of per-question results
+both runs scored, and per query set, retriever and metric the mean difference, its paired
+bootstrap interval and a paired randomization test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from goldenset.compare.gate import Row, judge
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import CompareParams
+from goldenset.core.paths import RESULT_KEYS
+from goldenset.core.stats import bootstrap_interval, randomization_test
+from goldenset.scoring.measures import is_per_question_metric
+
+
+class DifferentQuestions(GoldensetError):
+    """The two runs were scored on different questions: their means are not comparable."""
+
+
+def metric_columns(results: pd.DataFrame) -> list[str]:
+    """The per-question metric columns of results.parquet (goldenset.scoring.measures.MEASURES)."""
+    return [name for name in results.columns if is_per_question_metric(str(name))]
+
+
+def shared_questions(a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str]) -> list[str]:
+    """Complaints, one per query set, whose questions differ between the runs (empty: same)."""
+    problems = []
+    for set_name in sorted(set(a["query_set"]) | set(b["query_set"])):
+        qids_a = set(a.loc[a["query_set"] == set_name, "qid"])
+        qids_b = set(b.loc[b["query_set"] == set_name, "qid"])
+        if qids_a != qids_b:
+            problems.append(
+                f"{set_name}: {len(qids_a - qids_b)} only in {labels[0]}, "
+                f"{len(qids_b - qids_a)} only in {labels[1]}, {len(qids_a & qids_b)} shared"
+            )
+    return problems
+
+
+def pair(
+    a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str], intersect: bool = False
+) -> pd.DataFrame:
+    """One row per (query_set, retriever, qid) scored in both runs, columns suffixed _a and _b.
+
+    Different question sets are refused unless ``intersect``: then only shared ones are kept.
+    """
+    problems = shared_questions(a, b, labels)
+    if problems and not intersect:
+        raise DifferentQuestions(
+            "the two runs were scored on different questions ("
+            + "; ".join(problems)
+            + "); compare runs of the same golden set and queries, or pass --intersect "
+            "to compare the shared questions only"
+        )
+    metrics = [name for name in metric_columns(a) if name in set(metric_columns(b))]
+    if not metrics:
+        raise GoldensetError(
+            f"no per-question metric is in the results of both {labels[0]} and {labels[1]}; "
+            "results written before per-question metrics existed need `dvc repro` there"
+        )
+    return a.merge(b, on=RESULT_KEYS, suffixes=("_a", "_b"), validate="one_to_one")
+
+
+def compare(paired: pd.DataFrame, metrics: list[str], settings: CompareParams) -> list[Row]:
+    """A row per query set, retriever and metric, in the order they first appear; the gated
+    ones (``settings.gate``) judged together, Holm-corrected, the others shown uncorrected."""
+    rows = []
+    for (set_name, retriever), group in paired.groupby(["query_set", "retriever"], sort=False):
+        for metric in metrics:
+            if f"{metric}_a" not in paired.columns:  # gated, but not scored: judge() says so
+                continue
+            values = group[[f"{metric}_a", f"{metric}_b"]].dropna().to_numpy(dtype=np.float64)
+            if not len(values):  # a metric this query set does not have (doc_ on real queries)
+                continue
+            rows.append(
+                _compare_one(set_name, retriever, metric, values[:, 0], values[:, 1], settings)
+            )
+    return judge(rows, settings)
+
+
+def _compare_one(
+    set_name: str,
+    retriever: str,
+    metric: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    settings: CompareParams,
+) -> Row:
+    differences = b - a
+    interval = bootstrap_interval(
+        differences, settings.resamples, settings.confidence, settings.seed
+    )
+    test = randomization_test(a, b, settings.permutations, settings.seed)
+    return Row(
+        query_set=set_name,
+        retriever=retriever,
+        metric=metric,
+        n=int(a.size),
+        mean_a=float(a.mean()) if a.size else float("nan"),
+        mean_b=float(b.mean()) if b.size else float("nan"),
+        delta=test.statistic,
+        low=interval.low,
+        high=interval.high,
+        p_value=test.p_value,
+        exact=test.exact,
+        worse=int((differences < 0).sum()),
+        better=int((differences > 0).sum()),
+    )
