@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
+from goldenset.chunking.params import ChunkParams
 from goldenset.chunking.strategies import chunk_documents
 from goldenset.core.packaged_models import resolve_model_path
-from goldenset.core.params import ChunkParams
 from goldenset.corpus.documents import documents_frame
 from goldenset.corpus.ingest import ingest
 

@@ -36,9 +36,9 @@ def main() -> None:
 
     from goldenset.audit.checks import document_indexes
     from goldenset.core.echo import echo
-    from goldenset.core.params import GenerateParams
     from goldenset.corpus.ingest import ingest
     from goldenset.corpus.labelled import read_labelled_file
+    from goldenset.generation.params import GenerateParams
     from goldenset.generation.prompt import pick_examples
     from goldenset.generation.providers.registry import make_provider
     from goldenset.generation.runner import run_generation

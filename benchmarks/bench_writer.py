@@ -65,7 +65,7 @@ def _documents() -> tuple[list[tuple[str, str]], dict[str, str]]:
 def run_path(label: str, src: Path, generate: dict, questions: int, cache: Path) -> dict:
     _use_source(src)
     from goldenset.core.echo import overlap
-    from goldenset.core.params import GenerateParams
+    from goldenset.generation.params import GenerateParams
     from goldenset.generation.providers.registry import make_provider
     from goldenset.generation.runner import run_generation
 

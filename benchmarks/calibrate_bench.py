@@ -21,7 +21,7 @@ import yaml
 
 from goldenset.calibrate.agreement import pair_tests
 from goldenset.calibrate.noise import noise_ceiling
-from goldenset.core.params import CalibrateParams
+from goldenset.calibrate.params import CalibrateParams
 from goldenset.core.stats import randomization_test
 from goldenset.testing.dvc_project import ROOT
 

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
-from goldenset.core.params import GenerateParams  # noqa: E402
+from goldenset.generation.params import GenerateParams  # noqa: E402
 from goldenset.generation.passages import passages_for  # noqa: E402
 from goldenset.generation.providers.anthropic import AnthropicProvider  # noqa: E402
 from goldenset.generation.runner import run_generation  # noqa: E402

@@ -200,7 +200,7 @@ def report(result: dict) -> None:
 
 def time_configuration(project: Path) -> None:
     """The score stage's computation on a project's files, timed: one configuration."""
-    from goldenset.core.params import load_params
+    from goldenset.params import load_params
     from goldenset.scoring.run import read_score_inputs, score_inputs
 
     params = load_params(project / "params.yaml")

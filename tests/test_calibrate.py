@@ -24,20 +24,17 @@ from goldenset.calibrate.bias import family_bias
 from goldenset.calibrate.figures import calibrate_view
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, members
 from goldenset.calibrate.noise import noise_ceiling
+from goldenset.calibrate.params import CalibrateParams, GroupParams
 from goldenset.calibrate.runs import anchored, calibrate, enabled_retrievers, grid, with_headline
+from goldenset.chunking.params import ChunkParams
 from goldenset.chunking.strategies import chunk_documents
 from goldenset.core.errors import GoldensetError
 from goldenset.core.packaged_models import resolve_model_path
-from goldenset.core.params import (
-    CalibrateParams,
-    ChunkParams,
-    GroupParams,
-    RetrieversParams,
-    ScoreParams,
-    parse_params,
-)
 from goldenset.core.stats import BLOCK_ELEMENTS, randomization_test
 from goldenset.corpus.queries import evidence_frame
+from goldenset.params import parse_params
+from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.testing.dvc_project import commit, copy_project
 from goldenset.testing.dvc_project import run as run_command
 from tests.browser import chromium, draw, page_template

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from goldenset.chunking.params import ChunkParams
 from goldenset.chunking.strategies import (
     STRATEGIES,
     Strategy,
@@ -21,7 +22,6 @@ from goldenset.chunking.strategies import (
     token_spans,
 )
 from goldenset.core.packaged_models import resolve_model_path
-from goldenset.core.params import ChunkParams
 from goldenset.core.spans import markdown_section_spans, pack_spans, paragraph_spans, sentence_spans
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

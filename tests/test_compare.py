@@ -10,10 +10,10 @@ from scipy.stats import norm
 
 from goldenset.compare.gate import Row, judge
 from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.params import CompareParams
 from goldenset.compare.regressed import Texts, most_regressed
 from goldenset.compare.render import render_markdown, render_text, verdict
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import CompareParams
 from goldenset.core.stats import holm_adjusted, randomization_test
 from tests.conftest import ROOT
 

@@ -13,8 +13,8 @@ import pytest
 import pytrec_eval
 import yaml
 
+from goldenset.chunking.params import ChunkParams
 from goldenset.chunking.strategies import chunk_documents
-from goldenset.core.params import ChunkParams
 from goldenset.core.vectors import write_vectors
 from goldenset.scoring.exports import read_trec_run, strictly_decreasing
 from tests.conftest import ROOT

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.core.params import GenerateParams
 from goldenset.generation.cache import AnswerCache
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.passages import passages_for
 from goldenset.generation.pricing import cost_usd, price_for
 from goldenset.generation.providers.anthropic import AnthropicProvider

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import Price
 from goldenset.generation.cache import MERGE_FANOUT, AnswerCache, answer_key
 from goldenset.generation.interface import Completion
+from goldenset.generation.params import Price
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import Budget, cost_usd, price_for
 from goldenset.generation.records import make_qid

@@ -10,12 +10,13 @@ import sys
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams, parse_params
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.pricing import price_for
 from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.generation.providers.anthropic import AnthropicProvider
 from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.providers.registry import make_provider, provider_entry
+from goldenset.params import parse_params
 from goldenset.testing.llm_servers import Fault, LoopbackLLM, Reply, Stall
 
 APIS = ["anthropic", "openai"]
@@ -223,7 +224,7 @@ def test_providers_are_found_in_their_modules_without_loading_an_sdk(tmp_path):
 import sys
 from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
 PROVIDERS["mine"] = ProviderEntry(lambda params: None, default_model="m")
-from goldenset.core.params import parse_params
+from goldenset.params import parse_params
 from goldenset.generation.providers.registry import provider_names
 parse_params({"generate": {"provider": "mine"}})
 parse_params({"generate": {"provider": "anthropic"}})

@@ -13,11 +13,11 @@ import goldenset.generation
 from goldenset.core.echo import WindowIndex, echo
 from goldenset.core.echo import overlap as echo_overlap
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams, Price
 from goldenset.corpus.queries import ExampleQuery
 from goldenset.generation.aim import MIN_AIM_EXAMPLES, echo_aim, example_echoes
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.dedupe import repeated_questions
+from goldenset.generation.params import GenerateParams, Price
 from goldenset.generation.passages import passages_for
 from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.providers.anthropic import AnthropicProvider

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from goldenset.core.params import GenerateParams
 from goldenset.generation.cache import AnswerCache
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
 from goldenset.testing.llm_servers import LoopbackLLM, make_documents, valid_answer

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from goldenset.core.params import GenerateParams
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
 from goldenset.testing.llm_servers import LoopbackLLM, make_documents, valid_answer

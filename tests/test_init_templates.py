@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import yaml
 
-from goldenset.core.params import Params, parse_params
 from goldenset.init import CODE, MANIFEST, TEMPLATES, _dump, _round_trip, add_missing, pipeline
 from goldenset.init import render_params as render
+from goldenset.params import Params, parse_params
 from tests.conftest import ROOT
 from tests.test_project_files import missing_fields
 

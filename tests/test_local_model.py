@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.generation.providers.local_model import (
     assemble_model,

@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import IntervalParams, parse_params
+from goldenset.core.params import IntervalParams
 from goldenset.core.stats import bootstrap_interval
+from goldenset.params import parse_params
 from goldenset.scoring.outputs import headline_intervals, split_metrics
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import yaml
 
-from goldenset.core.params import CalibrateParams, CompareParams, Params, parse_params
+from goldenset.calibrate.params import CalibrateParams
+from goldenset.compare.params import CompareParams
 from goldenset.init import render_params
+from goldenset.params import Params, parse_params
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTED = ["ingest", "chunk", "generate", "embed", "score", "audit", "retrievers"]

@@ -9,7 +9,7 @@ import yaml
 from pydantic import BaseModel
 
 from goldenset.core import paths
-from goldenset.core.params import Params, parse_params
+from goldenset.params import Params, parse_params
 from tests.conftest import ROOT
 
 SOURCE = ROOT / "src"
@@ -193,3 +193,28 @@ def test_unnamed_files_sees_a_drifted_path():
     stages = stages_and_plots()
     stages["score"]["metrics"][0] = {"metrics/score.json": {"cache": False}}
     assert unnamed_files(stages, named_paths()) == (["metrics/score.json"], ["SCORES"])
+
+
+def stages_depending_on(path: Path) -> set[str]:
+    """The stages of dvc.yaml with a dep that is `path` or a folder holding it."""
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    return {
+        name
+        for name, stage in stages.items()
+        if any(path == ROOT / dep or ROOT / dep in path.parents for dep in stage["deps"])
+    }
+
+
+def test_a_new_retriever_or_provider_re_runs_only_the_stages_that_use_it():
+    # each stage validates its own params sections: a file added beside the retrievers (or the
+    # question writers, or a new params section of them) is a dep of the stage that runs it only
+    retrievers = SOURCE / "goldenset" / "scoring" / "retrievers"
+    assert stages_depending_on(retrievers / "new_retriever.py") == {"score"}
+    assert stages_depending_on(SOURCE / "goldenset" / "scoring" / "retriever_params.py") == {
+        "score"
+    }
+    providers = SOURCE / "goldenset" / "generation" / "providers"
+    assert stages_depending_on(providers / "new_writer.py") == {"generate"}
+    for stage in ("ingest", "chunk", "generate", "embed", "audit"):
+        script = SOURCE / "goldenset" / "stages" / f"{stage}.py"
+        assert not any(retrievers in path.parents for path in imported_files(script)), stage

@@ -14,7 +14,6 @@ import yaml
 from goldenset.audit.checks import document_indexes
 from goldenset.compare.regressed import Texts
 from goldenset.compare.revisions import read_texts
-from goldenset.core.params import load_params
 from goldenset.corpus.queries import evidence_frame
 from goldenset.corpus.querysets import (
     QUERY_SETS,
@@ -24,6 +23,7 @@ from goldenset.corpus.querysets import (
     read_query_sets,
     references,
 )
+from goldenset.params import load_params
 from goldenset.stages import chunk, embed, score
 from goldenset.stages.audit import reference_echoes
 from tests.conftest import ROOT

@@ -13,10 +13,12 @@ import pytest
 import yaml
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import Params, RetrieversParams, ScoreParams, parse_params
+from goldenset.params import Params, parse_params
 from goldenset.scoring.measures import MEASURES, is_per_question_metric, metric_table, parse_metric
 from goldenset.scoring.metrics import evaluate
+from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.ranked import recall_plot_rows
+from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.scoring.retrievers import REGISTRY, ranking_order
 from goldenset.scoring.views import CONTEXT_METRICS
 from tests.conftest import ROOT

@@ -11,8 +11,9 @@ import pytest
 from scipy.sparse import csr_array
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import RetrieversParams, parse_params
+from goldenset.params import parse_params
 from goldenset.scoring.ranked import QuerySet
+from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.scoring.retrievers import (
     REGISTRY,
     Corpus,

@@ -15,11 +15,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.params import CompareParams
 from goldenset.compare.regressed import Texts, most_regressed
 from goldenset.compare.render import render_markdown, render_text
 from goldenset.compare.revisions import label, read_results, read_texts
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import CompareParams, load_params
+from goldenset.params import load_params
 
 # Exit statuses of `goldenset compare`
 NO_REGRESSION, REGRESSION, REFUSED = 0, 1, 2

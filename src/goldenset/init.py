@@ -32,7 +32,7 @@ from ruamel.yaml.comments import CommentedMap
 import goldenset
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
-from goldenset.core.params import Params
+from goldenset.params import Params
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"

@@ -16,7 +16,7 @@ import pandas as pd
 
 from goldenset.calibrate.agreement import View, question_matrix
 from goldenset.calibrate.groups import MODEL_FREE, Configuration
-from goldenset.core.params import CalibrateParams
+from goldenset.calibrate.params import CalibrateParams
 from goldenset.core.stats import bootstrap_interval
 
 

@@ -23,7 +23,7 @@ from goldenset.calibrate.agreement import (
 from goldenset.calibrate.bias import FamilyBias, family_bias
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, members
 from goldenset.calibrate.noise import NoiseCeiling, noise_ceiling
-from goldenset.core.params import CalibrateParams
+from goldenset.calibrate.params import CalibrateParams
 
 
 @dataclass(frozen=True)

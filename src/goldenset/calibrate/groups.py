@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from goldenset.calibrate.params import GroupParams
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GroupParams
 
 MODEL_FREE = "-"  # the model label of a retriever that reads no embedding
 

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from goldenset.calibrate.agreement import agreeing, config_means, pair_tests
-from goldenset.core.params import CalibrateParams
+from goldenset.calibrate.params import CalibrateParams
 
 
 @dataclass(frozen=True)

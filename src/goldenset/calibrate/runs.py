@@ -24,23 +24,20 @@ from pydantic import BaseModel, ValidationError
 from goldenset.calibrate.agreement import View, available
 from goldenset.calibrate.figures import Calibration, assess
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
+from goldenset.calibrate.params import CalibrateParams
 from goldenset.chunking.configured import chunk_corpus
+from goldenset.chunking.params import ChunkParams
 from goldenset.chunking.strategies import STRATEGIES
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_parquet
-from goldenset.core.params import (
-    CalibrateParams,
-    ChunkParams,
-    EmbedParams,
-    Params,
-    RetrieversSection,
-    ScoreParams,
-    load_params,
-)
+from goldenset.core.params import EmbedParams
 from goldenset.core.vectors import write_vectors
 from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.embedding.sets import CHUNKS, embed_sets
+from goldenset.params import Params, load_params
+from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import REGISTRY, fused_sections, model_free
 from goldenset.scoring.run import (
     CHUNK_COLUMNS,

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from goldenset.chunking.params import ChunkParams
 from goldenset.chunking.strategies import STRATEGIES, chunk_documents
 from goldenset.core.errors import GoldensetError
 from goldenset.core.packaged_models import resolve_model_path
-from goldenset.core.params import ChunkParams, EmbedParams
+from goldenset.core.params import EmbedParams
 
 
 def embedding_tokenizer(model: str, revision: str | None):

@@ -27,7 +27,7 @@ from goldenset.core.spans import (
 )
 
 if TYPE_CHECKING:
-    from goldenset.core.params import ChunkParams
+    from goldenset.chunking.params import ChunkParams
 
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text", "sha256"]
 

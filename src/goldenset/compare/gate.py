@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from goldenset.compare.params import CompareParams
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import CompareParams
 from goldenset.core.stats import holm_adjusted
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from goldenset.compare.gate import Row, judge
+from goldenset.compare.params import CompareParams
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import CompareParams
 from goldenset.core.paths import RESULT_KEYS
 from goldenset.core.stats import bootstrap_interval, randomization_test
 from goldenset.scoring.measures import is_per_question_metric

@@ -4,8 +4,8 @@ for a terminal, byte for byte the same rows, verdict and method."""
 from __future__ import annotations
 
 from goldenset.compare.gate import Row
+from goldenset.compare.params import CompareParams
 from goldenset.compare.regressed import Regressed, Texts
-from goldenset.core.params import CompareParams
 from goldenset.core.stats import EXACT_MAX_N
 
 HEADER = [

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from goldenset.core.params import GenerateParams
+    from goldenset.generation.params import GenerateParams
 
 # Attempts after the first sample at this temperature when generate.temperature is 0: a retry that
 # asks the same prompt again (generate.resamples) must be able to answer differently.

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 from goldenset.core.echo import WindowFrequency, content_words, distinctive_words
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams
 from goldenset.core.paths import DOCUMENTS
 from goldenset.core.spans import pack_spans, sentence_spans
 from goldenset.core.stats import jaccard
+from goldenset.generation.params import GenerateParams
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import threading
 from dataclasses import dataclass
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams, Price
 from goldenset.generation.interface import Provider, is_paid
+from goldenset.generation.params import GenerateParams, Price
 from goldenset.generation.providers.registry import listed_prices
 
 BATCH_PRICE_FACTOR = 0.5  # Message Batches requests cost half the synchronous price

@@ -23,11 +23,11 @@ import numpy as np
 from tqdm import tqdm
 
 from goldenset.core.echo import WindowFrequency, WindowIndex
-from goldenset.core.params import GenerateParams
 from goldenset.corpus.queries import ExampleQuery
 from goldenset.generation.aim import MIN_AIM_EXAMPLES, example_echoes
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.interface import Provider, max_concurrency
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import Budget, run_price
 from goldenset.generation.providers.registry import batch_run, make_provider

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from goldenset.core.echo import WindowIndex, echo
-from goldenset.core.params import GenerateParams
 from goldenset.generation.aim import echo_aim
 from goldenset.generation.cache import AnswerCache, answer_key
 from goldenset.generation.interface import Completion, Provider
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, Budget, estimate_tokens
 from goldenset.generation.prompt import PROMPT_SHA, build_messages, mark_target, system_prompt

@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from goldenset.core.params import Price
 from goldenset.generation.interface import is_paid
+from goldenset.generation.params import Price
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import (
     TYPICAL_ANSWER_TOKENS,

@@ -23,12 +23,12 @@ from scipy.sparse import csr_array
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
-from goldenset.core.params import RetrieversSection, ScoreParams
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.queries import absent_summary
 from goldenset.corpus.querysets import SPANS, QuestionSet, read_query_sets
 from goldenset.scoring.exports import beir_corpus, beir_qrels, beir_queries, trec_run
 from goldenset.scoring.outputs import headline_intervals, split_metrics
+from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.ranked import (
     DOCUMENTS,
     ITEMS,
@@ -46,6 +46,7 @@ from goldenset.scoring.relevance import (
     text_classes,
 )
 from goldenset.scoring.reports import worst_misses
+from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import (
     REGISTRY,
     Corpus,

@@ -9,6 +9,7 @@ import logging
 import random
 
 import pandas as pd
+from pydantic import Field
 
 from goldenset.audit.checks import (
     Judged,
@@ -23,7 +24,7 @@ from goldenset.audit.checks import (
 from goldenset.core.echo import WindowFrequency, WindowIndex
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json
-from goldenset.core.params import AuditParams, Params
+from goldenset.core.params import AuditParams, StageParams
 from goldenset.core.paths import (
     AUDIT_METRICS,
     AUDIT_REPORT,
@@ -39,8 +40,14 @@ from goldenset.judge.features import question_features
 from goldenset.judge.model import load_judge
 from goldenset.judge.reader import Reader
 from goldenset.judge.referee import load_referee
+from goldenset.scoring.params import ScoreParams
 
 log = logging.getLogger("goldenset")
+
+
+class AuditStage(StageParams):
+    audit: AuditParams = Field(default_factory=AuditParams)
+    score: ScoreParams = Field(default_factory=ScoreParams)
 
 
 def reference_echoes(
@@ -77,7 +84,7 @@ def judge(golden: pd.DataFrame, documents: dict[str, WindowIndex], params: Audit
     return Judged(model.probabilities(features.set_axis(rows.index)), aucs)
 
 
-def main(params: Params) -> None:
+def main(params: AuditStage) -> None:
     documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
     query_sets = read_query_sets()
     [golden_set] = [found for found in query_sets.values() if found.entry.golden]
@@ -130,4 +137,4 @@ def main(params: Params) -> None:
 
 
 if __name__ == "__main__":
-    run_stage(main)
+    run_stage(main, AuditStage)

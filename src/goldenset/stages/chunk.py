@@ -5,18 +5,25 @@ from __future__ import annotations
 import logging
 
 import pandas as pd
+from pydantic import Field
 
 from goldenset.chunking.configured import chunk_corpus
+from goldenset.chunking.params import ChunkParams
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_parquet
-from goldenset.core.params import Params
+from goldenset.core.params import EmbedParams, StageParams
 from goldenset.core.paths import CHUNKS, DOCUMENTS
 from goldenset.core.stage import run_stage
 
 log = logging.getLogger("goldenset")
 
 
-def main(params: Params) -> None:
+class ChunkStage(StageParams):
+    chunk: ChunkParams = Field(default_factory=ChunkParams)
+    embed: EmbedParams = Field(default_factory=EmbedParams)
+
+
+def main(params: ChunkStage) -> None:
     if not DOCUMENTS.exists():
         raise GoldensetError(f"{DOCUMENTS} not found: run the ingest stage first (dvc repro)")
     docs = pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"])
@@ -39,4 +46,4 @@ def main(params: Params) -> None:
 
 
 if __name__ == "__main__":
-    run_stage(main)
+    run_stage(main, ChunkStage)

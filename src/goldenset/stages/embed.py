@@ -6,8 +6,9 @@ from __future__ import annotations
 import logging
 
 import pandas as pd
+from pydantic import Field
 
-from goldenset.core.params import Params
+from goldenset.core.params import EmbedParams, StageParams
 from goldenset.core.paths import CHUNKS, EMBEDDINGS
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import write_vectors
@@ -17,7 +18,11 @@ from goldenset.embedding.sets import embed_sets
 log = logging.getLogger("goldenset")
 
 
-def main(params: Params) -> None:
+class EmbedStage(StageParams):
+    embed: EmbedParams = Field(default_factory=EmbedParams)
+
+
+def main(params: EmbedStage) -> None:
     chunks = pd.read_parquet(CHUNKS, columns=["chunk_id", "text"])
     query_sets = read_query_sets(judgments=False)
     embedded = embed_sets(params.embed, chunks, query_sets)
@@ -34,4 +39,4 @@ def main(params: Params) -> None:
 
 
 if __name__ == "__main__":
-    run_stage(main)
+    run_stage(main, EmbedStage)

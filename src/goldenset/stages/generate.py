@@ -6,19 +6,25 @@ import logging
 from pathlib import Path
 
 import pandas as pd
+from pydantic import Field
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_json, write_jsonl
-from goldenset.core.params import Params
+from goldenset.core.params import StageParams
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
 from goldenset.corpus.queries import read_examples
 from goldenset.generation.cache import AnswerCache
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
 
 log = logging.getLogger("goldenset")
+
+
+class GenerateStage(StageParams):
+    generate: GenerateParams = Field(default_factory=GenerateParams)
 
 
 def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
@@ -36,7 +42,7 @@ def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
     return list(zip(ids, frame["text"].astype(str), strict=True)), titles
 
 
-def main(params: Params) -> None:
+def main(params: GenerateStage) -> None:
     # one line per HTTP request (and per SDK retry) would bury the progress bar and the summary
     for noisy in ("httpx", "httpx2", "anthropic", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -66,4 +72,4 @@ def main(params: Params) -> None:
 
 
 if __name__ == "__main__":
-    run_stage(main)
+    run_stage(main, GenerateStage)

@@ -11,9 +11,10 @@ import logging
 from pathlib import Path
 
 import pandas as pd
+from pydantic import Field
 
 from goldenset.core.files import write_json, write_parquet
-from goldenset.core.params import Params
+from goldenset.core.params import IngestParams, StageParams
 from goldenset.core.paths import (
     DOCUMENTS,
     DUPLICATES,
@@ -39,11 +40,17 @@ from goldenset.corpus.queries import (
     read_example_queries,
     read_real_queries,
 )
+from goldenset.generation.params import ExampleQueriesParams
 
 log = logging.getLogger("goldenset")
 
 
-def main(params: Params) -> None:
+class IngestStage(StageParams):
+    ingest: IngestParams = Field(default_factory=IngestParams)
+    generate: ExampleQueriesParams = Field(default_factory=ExampleQueriesParams)
+
+
+def main(params: IngestStage) -> None:
     settings = params.ingest
     result = ingest(settings.path, settings.max_file_mb, progress=True, exclude=settings.exclude)
     for skip in result.skipped:
@@ -74,7 +81,7 @@ def main(params: Params) -> None:
 
 
 def _real_queries(
-    params: Params, doc_ids: set[str], result: IngestResult, duplicates: list[Duplicate]
+    params: IngestStage, doc_ids: set[str], result: IngestResult, duplicates: list[Duplicate]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Queries and judgments against the kept documents; empty tables when there are none."""
     folder = Path(params.ingest.path)
@@ -108,7 +115,7 @@ def shown_apart(
 
 
 def _labelled(
-    params: Params, kept: list[Document], result: IngestResult, duplicates: list[Duplicate]
+    params: IngestStage, kept: list[Document], result: IngestResult, duplicates: list[Duplicate]
 ) -> LabelledResult:
     """labelled.jsonl and SQuAD questions located in the kept documents; empty when none."""
     empty = LabelledResult(pd.DataFrame(columns=LABELLED_COLUMNS, dtype=str), evidence_frame())
@@ -148,4 +155,4 @@ def _write_duplicates(duplicates: list[Duplicate]) -> None:
 
 
 if __name__ == "__main__":
-    run_stage(main)
+    run_stage(main, IngestStage)

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams
 from goldenset.generation.interface import RETRY_TEMPERATURE, Completion, attempt_temperature
+from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import few_shot_turns
 from goldenset.generation.providers.local_model import (
     INSTALL_HINT,

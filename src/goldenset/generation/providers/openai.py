@@ -10,13 +10,13 @@ import os
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import GenerateParams, Price
 from goldenset.generation.interface import (
     RETRY_TEMPERATURE,
     Completion,
     SdkProvider,
     attempt_temperature,
 )
+from goldenset.generation.params import GenerateParams, Price
 from goldenset.generation.pricing import estimate_tokens
 from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
 from goldenset.generation.providers.sdk_errors import translate

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from goldenset.core.errors import GoldensetError
 
 if TYPE_CHECKING:
-    from goldenset.core.params import GenerateParams, Price
     from goldenset.generation.interface import Provider
+    from goldenset.generation.params import GenerateParams, Price
 
 # (the run's Session, its passages, progress) -> None: fills the session's cache ahead of the walk
 BatchRun = Callable[[Any, Any, bool], None]

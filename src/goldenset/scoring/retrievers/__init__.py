@@ -15,8 +15,8 @@ for one judged per document (real queries): a document ranks by its best chunk
 
 Adding a retriever is one module in this package (its params section, its class and
 ``REGISTRY["name"] = RetrieverEntry(...)``) and its section in params.yaml: importing the package
-imports every module in it. goldenset.core.params derives the `retrievers:` sections when it is
-imported, so an entry added from outside (a plugin, a test's toy) is added before that.
+imports every module in it. goldenset.scoring.retriever_params derives the `retrievers:` sections
+when it is imported, so an entry added from outside (a plugin, a test's toy) is added before that.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import os
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import Price
 from goldenset.generation.interface import Completion, SdkProvider
+from goldenset.generation.params import Price
 from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
 from goldenset.generation.providers.sdk_errors import translate
 
