@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel
 
 from goldenset.core import paths
+from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.params import Params, parse_params
 from tests.conftest import ROOT
 
@@ -159,10 +160,14 @@ def pipeline_files(stages: dict) -> set[str]:
 
 
 def named_paths() -> dict[str, str]:
-    """goldenset.core.paths: constant name -> the path it names."""
-    return {
+    """goldenset.core.paths: constant name -> the path it names; and each declared query set's
+    files, which its entry may name itself (a set's files need no name in paths)."""
+    named = {
         name: value.as_posix() for name, value in vars(paths).items() if isinstance(value, Path)
     }
+    for entry in QUERY_SETS.values():
+        named.update({f"{entry.name}:{file.as_posix()}": file.as_posix() for file in entry.files})
+    return named
 
 
 def unnamed_files(stages: dict, named: dict[str, str]) -> tuple[list[str], list[str]]:
