@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -29,3 +30,14 @@ def squad_file() -> Path:
     if not path.exists():
         pytest.skip(f"SQuAD Super Bowl 50 article not found at {path}")
     return path
+
+
+def for_type_checkers(tree: ast.AST) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:``, which never run."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }

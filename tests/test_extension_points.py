@@ -50,7 +50,12 @@ def project(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     edit_params(
         project,
         chunk={"strategy": "toy"},
-        generate={"provider": "toy", "max_questions": 8, "example_queries": None},
+        generate={
+            "provider": "toy",
+            "max_questions": 8,
+            "example_queries": None,
+            "toy": {"opening": "What do we know of"},  # the toy writer's own section
+        },
         score={"headline": ["ndcg@10", "found@10"]},
         retrievers={"toy": {"enabled": True, "k1": 1.2}},
     )
@@ -84,7 +89,7 @@ def test_the_toy_writer_writes_the_golden_set(project):
     lines = (folder / "data/goldenset.jsonl").read_text().splitlines()
     rows = [json.loads(line) for line in lines]
     assert rows and {(row["provider"], row["model"]) for row in rows} == {("toy", "toy-writer")}
-    assert all(row["question"].startswith("What is known about ") for row in rows)
+    assert all(row["question"].startswith("What do we know of ") for row in rows)
     scores = json.loads((folder / "metrics/scores.json").read_text())
     assert "toy" in scores["synthetic"]  # the toy's questions are scored
 

@@ -244,3 +244,23 @@ def test_an_unknown_provider_names_the_registered_ones():
         parse_params({"generate": {"provider": "antropic"}})
     assert provider_entry("local").requires == "llama_cpp"
     assert price_for("gpt-4o-mini-2024-07-18") == provider_entry("openai").prices["gpt-4o-mini"]
+
+
+@pytest.mark.parametrize("first", ["openai", "local", "anthropic"])
+def test_a_providers_own_section_derives_from_its_entry_whatever_is_imported_first(first):
+    # generate.openai and generate.local are the sections their entries declare: importing a
+    # provider's module before the params (as a test or a plugin does) must not lose one
+    script = f"""
+import goldenset.generation.providers.{first}
+from goldenset.generation.params import GenerateParams
+from goldenset.generation.providers.registry import PROVIDERS
+print(sorted(name for name, entry in PROVIDERS.items() if entry.params is not None))
+print(sorted(set(GenerateParams.model_fields) & set(PROVIDERS)))
+"""
+    process = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    declared, sections = process.stdout.splitlines()
+    assert declared == sections == "['local', 'openai']"
+    with pytest.raises(GoldensetError, match=r"generate.openai.base: Extra inputs"):
+        parse_params({"generate": {"openai": {"base": "http://localhost"}}})

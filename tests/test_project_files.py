@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from goldenset.core import paths
 from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.params import Params, parse_params
-from tests.conftest import ROOT
+from tests.conftest import ROOT, for_type_checkers
 
 SOURCE = ROOT / "src"
 
@@ -51,17 +51,6 @@ def module_file(name: str) -> Path | None:
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
-def _for_type_checkers(tree: ast.AST) -> set[int]:
-    """The nodes under ``if TYPE_CHECKING:``, which never run."""
-    return {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
-        for statement in node.body
-        for inner in ast.walk(statement)
-    }
-
-
 def imported_files(script: Path) -> set[Path]:
     """goldenset files a script imports, transitively, wherever the import statement sits (but
     under ``if TYPE_CHECKING:``)."""
@@ -69,7 +58,7 @@ def imported_files(script: Path) -> set[Path]:
     pending = [script]
     while pending:
         tree = ast.parse(pending.pop().read_text(encoding="utf-8"))
-        skipped = _for_type_checkers(tree)
+        skipped = for_type_checkers(tree)
         for node in ast.walk(tree):
             if id(node) in skipped:
                 continue

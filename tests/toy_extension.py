@@ -18,6 +18,7 @@ import numpy as np
 
 from goldenset.chunking.strategies import STRATEGIES, Strategy
 from goldenset.core import paths
+from goldenset.core.params import Section
 from goldenset.core.spans import Span, trim_span
 from goldenset.corpus.querysets import DOCUMENTS, QuerySetEntry, declare
 from goldenset.generation.interface import Completion
@@ -49,6 +50,12 @@ MEASURES["found"] = Measure(
 )
 
 
+class ToyWriterParams(Section):
+    """generate.toy: the toy writer's own settings, a section derived from its entry."""
+
+    opening: str = "What is known about"
+
+
 class ToyWriter:
     """A question writer without a model: it asks about the longest word of the passage's target
     sentence (the next longest on each retry), offline and free."""
@@ -59,7 +66,7 @@ class ToyWriter:
     paid = False
 
     def __init__(self, params) -> None:
-        pass
+        self.opening = params.toy.opening
 
     def identity(self) -> dict:
         return {"provider": self.name, "model": self.model}
@@ -69,7 +76,7 @@ class ToyWriter:
         turn = next(m["content"] for m in reversed(messages) if TARGET_OPEN in m["content"])
         target = turn[turn.index(TARGET_OPEN) + len(TARGET_OPEN) : turn.index(TARGET_CLOSE)]
         words = sorted(set(re.findall(r"[^\W\d_]{4,}", target)), key=lambda w: (-len(w), w))
-        text = f"What is known about {words[attempt % len(words)] if words else 'it'}?"
+        text = f"{self.opening} {words[attempt % len(words)] if words else 'it'}?"
         return Completion(text, input_tokens=len(turn) // 4, output_tokens=12, truncated=False)
 
 
@@ -80,6 +87,6 @@ def halves(text: str, size: int, overlap: int, tokenizer) -> list[Span]:
     return [span for span in pieces if span is not None]
 
 
-PROVIDERS["toy"] = ProviderEntry(ToyWriter, default_model=ToyWriter.model)
+PROVIDERS["toy"] = ProviderEntry(ToyWriter, default_model=ToyWriter.model, params=ToyWriterParams)
 STRATEGIES["toy"] = Strategy(halves)
 declare(QuerySetEntry("toy", paths.QUERIES, "text", DOCUMENTS, paths.QRELS, echo_label="toy"))

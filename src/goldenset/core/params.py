@@ -10,7 +10,7 @@ a typo elsewhere is reported by the stage that reads it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -87,6 +87,20 @@ class AuditParams(Section):
     duplicate_cosine: float = Field(0.9, gt=0, le=1, description="embedding cosine of duplicates")
     sample_size: int = Field(10, ge=0, description="questions shown per report section")
     seed: int = 0
+
+
+ExampleQueries = Annotated[
+    str | list[str] | None,
+    Field(description="real queries shown as style examples: a BEIR queries.jsonl or texts"),
+]
+
+
+class ExampleQueriesParams(BaseModel):
+    """generate.example_queries alone, as ingest reads it (it leaves those queries out of the
+    reference): the rest of `generate:` is the generate stage's (goldenset.generation.params)."""
+
+    model_config = ConfigDict(extra="ignore")
+    example_queries: ExampleQueries = None
 
 
 class StageParams(BaseModel):

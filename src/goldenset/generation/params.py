@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, create_model
 
-from goldenset.core.params import Section
+from goldenset.core.params import ExampleQueries, Section
 from goldenset.core.registered import RegisteredName
+from goldenset.generation.providers.registry import Price, discovered
 
 # the names registered in goldenset.generation.providers.registry.PROVIDERS
 ProviderName = Annotated[
@@ -15,36 +16,9 @@ ProviderName = Annotated[
 ]
 
 
-ExampleQueries = Annotated[
-    str | list[str] | None,
-    Field(description="real queries shown as style examples: a BEIR queries.jsonl or texts"),
-]
+class GenerateFields(Section):
+    """`generate:` but the sections of the providers that declare settings of their own."""
 
-
-class ExampleQueriesParams(BaseModel):
-    """generate.example_queries alone, as ingest reads it (it leaves those queries out of the
-    reference): the rest of `generate:` is the generate stage's to validate."""
-
-    model_config = ConfigDict(extra="ignore")
-    example_queries: ExampleQueries = None
-
-
-class OpenAIParams(Section):
-    base_url: str | None = None
-
-
-class LocalModelParams(Section):
-    model_path: str | None = None
-    n_ctx: int = Field(4096, gt=0)
-    n_threads: int | None = None
-
-
-class Price(Section):
-    input: float = Field(ge=0, description="USD per million input tokens")
-    output: float = Field(ge=0, description="USD per million output tokens")
-
-
-class GenerateParams(Section):
     provider: ProviderName = "local"
     model: str | None = Field(None, min_length=1)
     max_questions: int = Field(180, ge=0)
@@ -93,5 +67,18 @@ class GenerateParams(Section):
     cache_dir: str = "cache/llm"
     batch: bool = Field(False, description="anthropic: Message Batches API at half the price")
     batch_poll_s: float = Field(30.0, gt=0, description="seconds between batch status checks")
-    openai: OpenAIParams = Field(default_factory=OpenAIParams)
-    local: LocalModelParams = Field(default_factory=LocalModelParams)
+
+
+def generate_model() -> type[GenerateFields]:
+    """`generate:`, with a section per provider whose entry declares settings of its own
+    (generate.openai, generate.local), named after the provider, in registry order."""
+    sections: dict = {
+        name: (entry.params, Field(default_factory=entry.params))
+        for name, entry in discovered().items()
+        if entry.params is not None
+    }
+    return create_model("GenerateParams", __base__=GenerateFields, **sections)
+
+
+# the provider modules never import this module (their settings, Price, live beside them)
+GenerateParams = generate_model()

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from goldenset.core.errors import GoldensetError
 from goldenset.generation.interface import Provider, is_paid
-from goldenset.generation.params import GenerateParams, Price
-from goldenset.generation.providers.registry import listed_prices
+from goldenset.generation.providers.registry import Price, listed_prices
+
+if TYPE_CHECKING:
+    from goldenset.generation.params import GenerateParams
 
 BATCH_PRICE_FACTOR = 0.5  # Message Batches requests cost half the synchronous price
 CHARS_PER_TOKEN = 4.0  # typical for English text with these tokenizers

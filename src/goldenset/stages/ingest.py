@@ -14,7 +14,7 @@ import pandas as pd
 from pydantic import Field
 
 from goldenset.core.files import write_json, write_parquet
-from goldenset.core.params import IngestParams, StageParams
+from goldenset.core.params import ExampleQueriesParams, IngestParams, StageParams
 from goldenset.core.paths import (
     DOCUMENTS,
     DUPLICATES,
@@ -40,7 +40,6 @@ from goldenset.corpus.queries import (
     read_example_queries,
     read_real_queries,
 )
-from goldenset.generation.params import ExampleQueriesParams
 
 log = logging.getLogger("goldenset")
 

@@ -21,11 +21,13 @@ import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Section
 from goldenset.generation.interface import RETRY_TEMPERATURE, Completion, attempt_temperature
-from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import few_shot_turns
 from goldenset.generation.providers.local_model import (
     INSTALL_HINT,
@@ -34,6 +36,9 @@ from goldenset.generation.providers.local_model import (
     default_model_path,
 )
 from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry, require_installed
+
+if TYPE_CHECKING:
+    from goldenset.generation.params import GenerateParams
 
 REPEAT_PENALTY = 1.1
 RETRY_TOP_K, RETRY_TOP_P, RETRY_MIN_P = 40, 0.95, 0.05
@@ -309,6 +314,18 @@ def _load_context(llm: Any, state: bytes) -> None:
         raise RuntimeError("llama.cpp refused to restore the saved prefix state")
 
 
+class LocalModelParams(Section):
+    """generate.local: the GGUF file and how llama.cpp runs it."""
+
+    model_path: str | None = None
+    n_ctx: int = Field(4096, gt=0)
+    n_threads: int | None = None
+
+
 PROVIDERS["local"] = ProviderEntry(
-    LocalProvider, default_model=MODEL_FILE, requires="llama_cpp", install_hint=INSTALL_HINT
+    LocalProvider,
+    default_model=MODEL_FILE,
+    requires="llama_cpp",
+    install_hint=INSTALL_HINT,
+    params=LocalModelParams,
 )

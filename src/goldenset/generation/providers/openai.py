@@ -7,19 +7,22 @@ Retries are the SDK's own (retry-after on 429, backoff with jitter on 408/429/5x
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Section
 from goldenset.generation.interface import (
     RETRY_TEMPERATURE,
     Completion,
     SdkProvider,
     attempt_temperature,
 )
-from goldenset.generation.params import GenerateParams, Price
 from goldenset.generation.pricing import estimate_tokens
-from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
+from goldenset.generation.providers.registry import PROVIDERS, Price, ProviderEntry
 from goldenset.generation.providers.sdk_errors import translate
+
+if TYPE_CHECKING:
+    from goldenset.generation.params import GenerateParams
 
 
 class OpenAIProvider(SdkProvider):
@@ -94,9 +97,16 @@ class OpenAIProvider(SdkProvider):
         )
 
 
+class OpenAIParams(Section):
+    """generate.openai: where the OpenAI-compatible server is."""
+
+    base_url: str | None = None
+
+
 PROVIDERS["openai"] = ProviderEntry(
     OpenAIProvider,
     default_model=OpenAIProvider.DEFAULT_MODEL,
+    params=OpenAIParams,
     # api.openai.com's list prices, USD per million tokens; a free server (generate.openai.base_url)
     # is priced only by generate.prices
     prices={

@@ -21,14 +21,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, Field
+
 from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Section
 
 if TYPE_CHECKING:
     from goldenset.generation.interface import Provider
-    from goldenset.generation.params import GenerateParams, Price
+    from goldenset.generation.params import GenerateParams
 
 # (the run's Session, its passages, progress) -> None: fills the session's cache ahead of the walk
 BatchRun = Callable[[Any, Any, bool], None]
+
+
+class Price(Section):
+    input: float = Field(ge=0, description="USD per million input tokens")
+    output: float = Field(ge=0, description="USD per million output tokens")
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,7 @@ class ProviderEntry:
     install_hint: str = ""  # ... and what installs it
     prices: Mapping[str, Price] = field(default_factory=dict)  # USD per million tokens by model
     batch: BatchRun | str | None = None  # generate.batch: a function, or "module:function"
+    params: type[BaseModel] | None = None  # its own settings: a section generate.<name>
 
     def batch_run(self) -> BatchRun | None:
         if self.batch is None or callable(self.batch):

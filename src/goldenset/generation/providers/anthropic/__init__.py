@@ -14,8 +14,7 @@ from typing import Any
 
 from goldenset.core.errors import GoldensetError
 from goldenset.generation.interface import Completion, SdkProvider
-from goldenset.generation.params import Price
-from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
+from goldenset.generation.providers.registry import PROVIDERS, Price, ProviderEntry
 from goldenset.generation.providers.sdk_errors import translate
 
 
