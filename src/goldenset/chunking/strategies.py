@@ -4,7 +4,7 @@ The sentences, paragraphs and sections chunks are packed from are goldenset.core
 here is the chunking under test (chunk.* params), which the question writer never uses.
 
 Each strategy is one entry of STRATEGIES: its name (a value of chunk.strategy, which
-goldenset.core.params reads from here when params are validated) and its span function.
+goldenset.chunking.params reads from here when params are validated) and its span function.
 """
 
 from __future__ import annotations

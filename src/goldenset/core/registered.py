@@ -2,12 +2,10 @@
 chunking strategy (chunk.strategy).
 
 Those extension points declare their entries beside their code (goldenset.generation.providers,
-goldenset.chunking.strategies), which reading params must not import: the names are read from a
-"module:function" when a value is validated, not when goldenset.core.params is imported. So an
-entry registered from outside (a plugin, a test's toy), before or after that import, is accepted,
-and a stage that never runs the code (ingest, chunk, score for the providers; generate for the
-chunkers) depends on it only for its names. The error and the JSON schema list the names, as a
-Literal's would.
+goldenset.chunking.strategies), which the params models must not import when they are defined:
+the names are read from a "module:function" when a value is validated. So an entry registered
+from outside (a plugin, a test's toy), before or after the params are imported, is accepted. The
+error and the JSON schema list the names, as a Literal's would.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ and its chance level (goldenset.scoring.chance: a closed form when it has one, e
 over random rankings). The params validation of `score.headline`, `goldenset compare`'s metric
 columns, evaluate(), the chance levels and the README's metric table all read it.
 
-Functions are named as "module:function" and imported when first computed: goldenset.core.params
+Functions are named as "module:function" and imported when first computed: goldenset.scoring.params
 reads this module, and reading params must not load numpy.
 """
 

@@ -7,10 +7,10 @@ package's modules are found with pkgutil and imported the first time a name is l
 importing one loads no SDK and no model (they load when the provider first asks something), so
 reading params stays light. Adding a provider is one new module here and its line in params.yaml.
 
-Everything else derives from :data:`PROVIDERS`: the values generate.provider accepts (checked by
-goldenset.core.params when params are read), the provider the generate stage builds, the list
-prices (goldenset.generation.pricing) and generate.batch. An entry added from outside (a plugin,
-a test's toy) before params are read is accepted like the package's own.
+Everything else derives from :data:`PROVIDERS`: the values generate.provider accepts and the
+section of a provider's own settings (goldenset.generation.params), the provider the generate
+stage builds, the list prices (goldenset.generation.pricing) and generate.batch. An entry added
+from outside (a plugin, a test's toy) before params are read is accepted like the package's own.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@
 (:data:`REGISTRY`), in which each retriever's module declares its :class:`RetrieverEntry`.
 
 Everything else is derived from :data:`REGISTRY`: the params sections and their validation
-(goldenset.core.params), the order retrievers rank in, the retrievers `goldenset calibrate`
-accepts, and the plot (a colour per retriever scored, whatever its name).
+(goldenset.scoring.retriever_params), the order retrievers rank in, the retrievers
+`goldenset calibrate` accepts, and the plot (a colour per retriever scored, whatever its name).
 
-Nothing here imports numpy, torch or faiss: goldenset.core.params reads the registry, and reading
-params must stay fast. A retriever's module imports them inside the functions that rank.
+Nothing here imports numpy, torch or faiss: goldenset.scoring.retriever_params reads the
+registry, and reading params must stay fast. A retriever's module imports them inside the
+functions that rank.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 
 class HybridParams(RetrieverSection):
-    # names checked against the registry by goldenset.core.params (retrievers that can be fused)
+    # names checked against the registry (retrievers that can be fused) by
+    # goldenset.scoring.retriever_params
     fuse: list[str] = Field(default_factory=lambda: ["dense", "bm25"], min_length=2)
     rrf_k: int = Field(60, gt=0, description="reciprocal rank fusion: 1 / (rrf_k + rank)")
 
