@@ -35,7 +35,7 @@ from goldenset.testing.metrics import mean_metrics
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "scifact"
 
 # every measure declared with a trec_eval reference (recall_k, recip_rank, ...) is checked
-# against it: the declaration's reference is what the README table states
+# against it: the declaration's reference is what the metric table of docs/reading-results.md states
 REFERENCED = [measure for measure in MEASURES.values() if measure.reference]
 
 

@@ -1,7 +1,8 @@
-"""The README's "Your own documents" path, end to end, with the real git and dvc.
+"""The "Your own documents" path of docs/own-documents.md, end to end, with real git and dvc.
 
-Clone the project, drop the sample as the README says (`rm data/docs/*`), add Markdown, HTML,
-reST and text files in nested folders, commit, clone again (git keeps no empty folder), and run
+Clone the project, drop the sample as docs/own-documents.md says (`rm data/docs/*`), add
+Markdown, HTML, reST and text files in nested folders, commit, clone again (git keeps no empty
+folder), and run
 `dvc repro` in that clone. Questions come from an OpenAI-compatible loopback server. The run
 has no real queries, says so in one line, and scores the golden set.
 """
@@ -44,7 +45,7 @@ def test_own_documents_from_a_fresh_clone_to_scores(tmp_path):
 
     mine = tmp_path / "mine"
     run(["git", "clone", "-q", str(origin), str(mine)], tmp_path)
-    run(["sh", "-c", "rm data/docs/*"], mine)  # the README's words
+    run(["sh", "-c", "rm data/docs/*"], mine)  # the words of docs/own-documents.md
     for name, text in OWN_DOCUMENTS.items():
         path = mine / "data" / "docs" / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """The published number: all-MiniLM-L6-v2 on SciFact test, whole abstracts, nDCG@10 = 0.645.
 
-Runs the README's command (`dvc exp run -S ...`) in a temporary git copy of the project.
+Runs the command of docs/exports.md (`dvc exp run -S ...`) in a temporary git copy of the project.
 """
 
 from __future__ import annotations

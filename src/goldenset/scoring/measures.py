@@ -7,7 +7,7 @@ per question, its views (chunk and doc: computed on a ranking by goldenset.scori
 context: by goldenset.scoring.views.context_view), a one-line definition, its trec_eval reference
 and its chance level (goldenset.scoring.chance: a closed form when it has one, else an estimate
 over random rankings). The params validation of `score.headline`, `goldenset compare`'s metric
-columns, evaluate(), the chance levels and the README's metric table all read it.
+columns, evaluate(), the chance levels and the metric table of docs/reading-results.md all read it.
 
 Functions are named as "module:function" and imported when first computed: goldenset.scoring.params
 reads this module, and reading params must not load numpy.
@@ -36,7 +36,7 @@ class Measure:
     name: str  # the metric's name before @ (context measures start with context_)
     parameter: Literal["k", "B"] | None  # k: score.ks; B: score.budgets; None: no parameter
     views: tuple[View, ...]
-    definition: str  # one line, for the README table
+    definition: str  # one line, for the docs' metric table
     reference: str = ""  # the trec_eval measure it equals, when there is one
     per_question: bool = True  # a value per question: a per-question column, compared
     # ranking measures: a function, or "module:function", of (Judged, k); context measures are
@@ -184,7 +184,7 @@ def metric_names_hint() -> str:
 
 
 def metric_table() -> str:
-    """The README's metric table, in markdown."""
+    """The metric table of docs/reading-results.md, in markdown."""
     lines = [
         "| metric | parameter | views | definition | trec_eval |",
         "|---|---|---|---|---|",
