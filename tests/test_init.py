@@ -1,8 +1,10 @@
-"""goldenset in your own repository: a real `pip install` of this project into a fresh virtual
-environment (on top of the test one, offline), `goldenset init` in a git repository holding
+"""goldenset in your own repository: a real `pip install` of this project from its git URL into a
+fresh virtual environment (on top of the test one, offline: git serves the URL from a local
+repository), `goldenset init` in a git repository holding
 Markdown documents and its own `search/` retriever, `dvc repro` with the local model, the
 pull-request gate script against a local DVC remote, and `goldenset init --upgrade` after an
-upgrade that adds a param. Nothing here imports this checkout: commands run the installed
+upgrade that adds a param, installed editable (from a local path: CI cannot install that, so
+init asks for --package). Nothing here imports this checkout: commands run the installed
 package (no PYTHONPATH).
 """
 
@@ -43,6 +45,7 @@ def search(query_texts, chunk_ids, chunk_texts, k):
         ranked.append([chunk_ids[i] for i in order[:k]])
     return ranked
 """
+ORIGIN = "https://github.com/example/goldenset"  # served by a local repository: see git_source
 GOOD, WORSE = SEARCH + "\n\nSIGN = -1  # most shared words first\n", SEARCH + "\n\nSIGN = 1\n"
 
 
@@ -53,10 +56,12 @@ def sh(args: list[str], cwd: Path, env: dict[str, str], status: int | None = 0):
     return process
 
 
-def install(source: Path, where: Path) -> dict[str, str]:
-    """`pip install` the project at `source` into a new virtual environment that also sees the
-    test environment's packages (its dependencies: no network); the environment of commands
-    that use it."""
+def install(
+    source: Path | str, where: Path, editable: bool = False, git: dict[str, str] | None = None
+) -> dict[str, str]:
+    """`pip install` the project at `source` (a folder, or a requirement) into a new virtual
+    environment that also sees the test environment's packages (its dependencies: no network);
+    the environment of commands that use it. `git`: environment variables for pip's git."""
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
@@ -71,7 +76,7 @@ def install(source: Path, where: Path) -> dict[str, str]:
         HF_HUB_OFFLINE="1",
     )
     pip = ["python", "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation"]
-    sh([*pip, str(source)], where, env)
+    sh([*pip, *(["-e"] if editable else []), str(source)], where, {**env, **(git or {})})
     return env
 
 
@@ -90,10 +95,36 @@ def package_copy(where: Path, change: Callable[[Path], None] | None = None) -> P
     return where
 
 
+def git_source(source: Path) -> tuple[str, dict[str, str]]:
+    """Commit the package files at `source`: the commit, and the environment in which git
+    fetches ORIGIN from there."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    git = ["git", "-c", "user.email=test@example.invalid", "-c", "user.name=test"]
+    sh(["git", "init", "-q", "-b", "main"], source, env)
+    sh(["git", "add", "-A"], source, env)
+    sh([*git, "commit", "-q", "-m", "goldenset"], source, env)
+    commit = sh(["git", "rev-parse", "HEAD"], source, env).stdout.strip()
+    rewrite = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"url.{source.as_uri()}.insteadOf",
+        "GIT_CONFIG_VALUE_0": ORIGIN,
+    }
+    return commit, rewrite
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> dict[str, str]:
+def source_commit(tmp_path_factory) -> tuple[Path, str, dict[str, str]]:
+    """This project committed: (its folder, the commit, the environment serving ORIGIN)."""
+    source = package_copy(tmp_path_factory.mktemp("origin") / "source")
+    return (source, *git_source(source))
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, source_commit) -> dict[str, str]:
+    """`pip install goldenset-rag @ git+ORIGIN@COMMIT`, as a user installs it from GitHub."""
     where = tmp_path_factory.mktemp("installed")
-    env = install(package_copy(where / "source"), where)
+    _, commit, rewrite = source_commit
+    env = install(f"goldenset-rag @ git+{ORIGIN}@{commit}", where, git=rewrite)
     located = sh(["python", "-c", "import goldenset; print(goldenset.__file__)"], where, env)
     assert located.stdout.startswith(str(where / "venv")), located.stdout
     return env
@@ -141,7 +172,9 @@ def repository(tmp_path_factory, installed) -> tuple[Path, str, str]:
     return repo, made, output.stdout + output.stderr
 
 
-def test_init_then_dvc_repro_scores_the_golden_set_and_your_retriever(repository, installed):
+def test_init_then_dvc_repro_scores_the_golden_set_and_your_retriever(
+    repository, installed, source_commit
+):
     repo, made, output = repository
     assert "`dvc init`" in made and "dvc repro goldenset/dvc.yaml" in made
     pipeline = repo / "goldenset"
@@ -158,6 +191,11 @@ def test_init_then_dvc_repro_scores_the_golden_set_and_your_retriever(repository
     assert scores["real"]["external"]["ndcg@10"] > 0.5  # word overlap finds SciFact's claims
     manifest = yaml.safe_load((pipeline / "goldenset.yaml").read_text())
     assert manifest["goldenset"] and set(manifest["code"]) == stages
+    # CI installs the very commit pip installed, under the distribution's name
+    pinned = f"goldenset-rag[local] @ git+{ORIGIN}@{source_commit[1]}"
+    assert manifest["package"] == pinned
+    workflow = (repo / ".github/workflows/goldenset.yml").read_text()
+    assert f'pip install "{pinned}"' in workflow
 
     # your retriever is a dep of score, and of score alone
     (repo / "search" / "retrieve.py").write_text(GOOD + "# tuned\n")
@@ -259,9 +297,19 @@ def test_upgrade_adds_the_new_param_and_keeps_your_values(repository, installed,
     edit(pipeline / "params.yaml", lambda params: params["score"].update(worst_misses=4))
     commit(repo, installed, "fewer worst misses")
     before = yaml.safe_load((pipeline / "goldenset.yaml").read_text())
-    upgraded = install(package_copy(tmp_path / "source", add_a_param), tmp_path)
-    out = sh(["goldenset", "init", "--upgrade"], repo, upgraded).stdout
+    upgraded = install(package_copy(tmp_path / "source", add_a_param), tmp_path, editable=True)
+    # installed from a local path: CI cannot install that, and init guesses nothing
+    workflow = repo / ".github/workflows/goldenset.yml"
+    written = {path: path.read_text() for path in [workflow, pipeline / "goldenset.yaml"]}
+    refused = sh(["goldenset", "init", "--upgrade"], repo, upgraded, status=2)
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert "installed from a local path (" in refused.stderr and "/source)" in refused.stderr
+    assert '--package "goldenset-rag[local] @ git+' in refused.stderr
+    assert {path: path.read_text() for path in written} == written
+    package = f"goldenset-rag[local] @ git+{ORIGIN}@v0.2.0"
+    out = sh(["goldenset", "init", "--upgrade", "--package", package], repo, upgraded).stdout
     assert "params added: score.probe" in out
+    assert f'pip install "{package}"' in workflow.read_text()
 
     params = yaml.safe_load((pipeline / "params.yaml").read_text())
     assert params["score"]["probe"] == 7  # the new default
@@ -269,7 +317,7 @@ def test_upgrade_adds_the_new_param_and_keeps_your_values(repository, installed,
     assert params["ingest"]["path"] == "../docs"
     assert params["retrievers"]["external"]["callable"] == "search.retrieve:search"
     after = yaml.safe_load((pipeline / "goldenset.yaml").read_text())
-    assert after["goldenset"] == "0.2.0"
+    assert after["goldenset"] == "0.2.0" and after["package"] == package
     # the score section's module runs in the stages that read it, score and audit, only
     changed = {name for name, code in before["code"].items() if after["code"][name] != code}
     assert changed == {"score", "audit"}

@@ -3,9 +3,20 @@ source of truth, and --upgrade adds params without touching the user's values.""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
-from goldenset.init import CODE, MANIFEST, TEMPLATES, _dump, _round_trip, add_missing, pipeline
+from goldenset.core.errors import GoldensetError
+from goldenset.init import (
+    CODE,
+    MANIFEST,
+    TEMPLATES,
+    _dump,
+    _round_trip,
+    add_missing,
+    pipeline,
+    requirement,
+)
 from goldenset.init import render_params as render
 from goldenset.params import Params, parse_params
 from tests.conftest import ROOT
@@ -55,3 +66,39 @@ def test_upgrade_adds_what_is_missing_and_keeps_every_value():
     assert merged["score"]["worst_misses"] == 4 and merged["score"]["worst_misses_chars"] == 300
     assert list(merged["score"]) == list(yaml.safe_load(_dump(new))["score"])  # in its place
     assert merged["compare"]["budgets"] == {"ndcg@10": 0.01}
+
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_ci_installs_from_the_index_under_the_distribution_name():
+    assert requirement(None, "0.1.0") == "goldenset-rag[local]==0.1.0"
+    assert requirement({}, "0.1.0") == "goldenset-rag[local]==0.1.0"
+
+
+def test_ci_installs_the_commit_a_git_install_came_from():
+    direct = {
+        "url": "https://github.com/someone/goldenset",
+        "vcs_info": {"vcs": "git", "commit_id": COMMIT, "requested_revision": "main"},
+    }
+    assert requirement(direct, "0.1.0") == (
+        f"goldenset-rag[local] @ git+https://github.com/someone/goldenset@{COMMIT}"
+    )
+
+
+@pytest.mark.parametrize(
+    "direct",
+    [
+        {"url": "file:///home/me/goldenset", "dir_info": {"editable": True}},
+        {"url": "file:///home/me/goldenset", "dir_info": {}},
+        {"url": "file:///home/me/goldenset", "vcs_info": {"vcs": "git", "commit_id": COMMIT}},
+        {"url": "file:///home/me/goldenset-rag-0.1.0.tar.gz", "archive_info": {}},
+    ],
+)
+def test_a_local_install_is_refused_in_one_line_that_says_how(direct):
+    with pytest.raises(GoldensetError) as refused:
+        requirement(direct, "0.1.0")
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "installed from a local path (/home/me/goldenset" in message
+    assert '--package "goldenset-rag[local] @ git+https://' in message

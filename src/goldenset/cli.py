@@ -123,7 +123,9 @@ def add_init(commands: argparse._SubParsersAction) -> None:
     ini.add_argument(
         "--package",
         metavar="REQUIREMENT",
-        help="what CI pip-installs (default: this version, from where it was installed)",
+        help='the pip requirement CI installs, e.g. "goldenset-rag[local] @ git+URL@COMMIT" '
+        "(default: this version, from the index or the git commit pip installed it from; "
+        "required when it was installed from a local path)",
     )
     mode = ini.add_mutually_exclusive_group()
     mode.add_argument("--force", action="store_true", help="write the files init wrote anew")

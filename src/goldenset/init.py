@@ -38,6 +38,7 @@ PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"
 CODE = "src/goldenset/"  # deps of this repository's dvc.yaml that are the package's own files
 MANIFEST = "goldenset.yaml"
+DISTRIBUTION = "goldenset-rag"  # on the package index; the import name is goldenset
 WORKFLOW = ".github/workflows/goldenset.yml"
 EXAMPLES_README = """\
 Files named by `generate.example_queries` in params.yaml (a BEIR queries.jsonl of your users'
@@ -92,16 +93,41 @@ def fingerprints(source: dict) -> dict[str, str]:
     return found
 
 
-def installed_from() -> str:
-    """A pip requirement for this very version: its git commit when pip installed it from git."""
+def requirement(direct: dict | None, version: str) -> str:
+    """What CI pip-installs to get this very version, from the installed distribution's
+    direct_url.json (None: installed from the package index): its commit when pip installed it
+    from a git URL. A local path (a checkout, an editable install, a local git repository) is
+    not reachable from CI: refuse, saying how to name the requirement."""
+    if not direct:
+        return f"{DISTRIBUTION}[local]=={version}"
+    url = direct.get("url", "")
+    vcs = direct.get("vcs_info") or {}
+    if vcs.get("vcs") == "git" and vcs.get("commit_id") and not url.startswith("file:"):
+        return f"{DISTRIBUTION}[local] @ git+{url}@{vcs['commit_id']}"
+    where = url.removeprefix("file://") or "unknown"
+    raise GoldensetError(
+        f"goldenset init: goldenset was installed from a local path ({where}); the CI "
+        "workflow cannot install that: pass --package REQUIREMENT, e.g. --package "
+        f'"{DISTRIBUTION}[local] @ git+https://github.com/you/goldenset@<commit>"'
+    )
+
+
+def installed_direct_url() -> dict | None:
+    """The installed distribution's direct_url.json; None when pip installed it from an index
+    (or it is not installed: run from a source folder)."""
     try:
-        direct = json.loads(metadata.distribution("goldenset").read_text("direct_url.json") or "")
-    except (metadata.PackageNotFoundError, json.JSONDecodeError):
-        direct = {}
-    vcs = direct.get("vcs_info", {})
-    if vcs.get("vcs") == "git" and not direct["url"].startswith("file:"):
-        return f"goldenset[local] @ git+{direct['url']}@{vcs['commit_id']}"
-    return f"goldenset[local]=={goldenset.__version__}"
+        text = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+    try:
+        return json.loads(text) if text else None
+    except json.JSONDecodeError:
+        return None
+
+
+def installed_from() -> str:
+    """A pip requirement for this very version, from how it was installed."""
+    return requirement(installed_direct_url(), goldenset.__version__)
 
 
 def _round_trip() -> YAML:
@@ -198,13 +224,11 @@ def read_manifest(target: Path) -> dict | None:
     return manifest if isinstance(manifest, dict) and "goldenset" in manifest else None
 
 
-def write_manifest(target: Path, source: dict, files: list[str], package: str) -> None:
-    manifest = {
-        "goldenset": goldenset.__version__,
-        "package": package,
-        "code": fingerprints(source),
-        "files": sorted(files),
-    }
+def write_manifest(target: Path, source: dict, files: list[str], package: str | None) -> None:
+    manifest = {"goldenset": goldenset.__version__}
+    if package is not None:
+        manifest["package"] = package
+    manifest.update(code=fingerprints(source), files=sorted(files))
     header = (
         "# Written by `goldenset init`: the goldenset version this pipeline was made with, what\n"
         "# CI installs, and per stage a fingerprint of the package code it runs (a param of the\n"
@@ -264,6 +288,7 @@ def init(options: Options) -> list[str]:
     retriever = (
         retriever_folder(options.retriever, top, target) if options.retriever is not None else None
     )
+    options = ci_package(options)
     docs = os.path.relpath(options.docs.resolve(), target)
     params = render_params(docs, retriever, (options.docs / "queries.jsonl").exists())
     files = generated_files(options, top, target, _dump(params))
@@ -286,6 +311,20 @@ def init(options: Options) -> list[str]:
     return lines
 
 
+def ci_package(options: Options) -> Options:
+    """The options with the requirement CI installs decided (before any file is written): the
+    --package given, else this version from where it was installed (a local path: refused).
+    Without CI, what pip would install of this version, when that is known."""
+    if options.package is not None:
+        return options
+    try:
+        return replace(options, package=installed_from())
+    except GoldensetError:
+        if options.ci:
+            raise
+        return options
+
+
 def write(target: Path, files: dict[str, str], manifest: dict | None, package: str | None):
     """Write the files; refuse, writing none, when one exists that init did not write."""
     ours = set((manifest or {}).get("files", []))
@@ -303,7 +342,7 @@ def write(target: Path, files: dict[str, str], manifest: dict | None, package: s
         if name.endswith(".sh"):
             path.chmod(0o755)
     source = yaml.safe_load(template("pipeline.yaml"))
-    write_manifest(target, source, list(files), package or installed_from())
+    write_manifest(target, source, list(files), package)
 
 
 def upgrade(options: Options, top: Path, target: Path, manifest: dict | None) -> list[str]:
@@ -317,7 +356,7 @@ def upgrade(options: Options, top: Path, target: Path, manifest: dict | None) ->
     new = render_params(mine["ingest"]["path"], None, True)
     added = add_missing(mine, new, Params)
     had_ci = any(name.endswith("gate.sh") for name in manifest.get("files", []))
-    options = replace(options, ci=options.ci or ("github" if had_ci else None))
+    options = ci_package(replace(options, ci=options.ci or ("github" if had_ci else None)))
     files = generated_files(options, top, target, _dump(mine))
     if "external/README.md" in manifest.get("files", []):
         files["external/README.md"] = EXTERNAL_README

@@ -53,7 +53,7 @@ def ray_encoder(params: EmbedParams, *, flush_every: int = FLUSH_EVERY) -> Missi
         import ray.data  # noqa: F401
     except ModuleNotFoundError:
         raise GoldensetError(
-            "embed.engine is ray but Ray is not installed: pip install 'goldenset[ray]', "
+            "embed.engine is ray but Ray is not installed: pip install 'goldenset-rag[ray]', "
             "or set embed.engine to local"
         ) from None
 
