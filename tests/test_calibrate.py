@@ -322,7 +322,8 @@ def test_tau_interval_is_scipys_tau_of_the_means_with_a_bootstrap_around_it():
 
 
 def test_headline_takes_the_view_metrics_score_accepts():
-    score, refused = with_headline(ScoreParams(), ["ndcg@10", "hit@3", "nosuch@10", "ndcg@7"])
+    score = ScoreParams(headline=["ndcg@10", "recall@10", "mrr"])
+    score, refused = with_headline(score, ["ndcg@10", "hit@3", "nosuch@10", "ndcg@7"])
     assert score.headline == ["ndcg@10", "recall@10", "mrr", "hit@3"]
     assert refused == ["nosuch@10", "ndcg@7"]  # unknown, and k=7 not in score.ks
 
