@@ -31,6 +31,7 @@ PREAMBLE = 'Sure! Here is a question: {"question": "What is it?", "evidence": "x
 
 def settings(cache: Path, **changes) -> GenerateParams:
     base = {"provider": "anthropic", "max_questions": 6, "batch": True, "batch_poll_s": 0.01}
+    base["candidates"] = 1  # one answer per prompt unless a test asks for more
     base["max_retries"] = 1
     return GenerateParams(**{**base, **changes}, cache_dir=str(cache))
 
@@ -140,6 +141,7 @@ def kill_9_when(condition, project, env: dict[str, str]) -> None:
 
 def test_kill_9_while_polling_then_resume_submits_nothing_again(tmp_path):
     generate = {"provider": "anthropic", "max_questions": 6, "batch": True, "batch_poll_s": 0.05}
+    generate["candidates"] = 1
     with LoopbackBatches() as server:
         server.hold.set()  # batches stay in progress: the stage polls until it is killed
         project = make_project(tmp_path, generate)
@@ -170,6 +172,7 @@ def test_kill_9_while_polling_then_resume_submits_nothing_again(tmp_path):
 
 def test_kill_9_before_the_batch_id_is_written_then_resume_adopts_the_batch(tmp_path):
     generate = {"provider": "anthropic", "max_questions": 6, "batch": True, "batch_poll_s": 0.05}
+    generate["candidates"] = 1
     with LoopbackBatches() as server:
         server.stall_create.set()  # the batch exists, but the stage never learns its id
         project = make_project(tmp_path, generate)
@@ -236,3 +239,14 @@ def test_batch_with_another_provider_is_one_clear_error(tmp_path):
         with pytest.raises(GoldensetError, match="generate.batch is for provider anthropic"):
             run_generation(DOCUMENTS, params, provider=OpenAIProvider(params, api_key=KEY))
         assert server.requests == 0
+
+
+def test_a_querys_candidates_go_in_one_round_and_match_the_synchronous_path(tmp_path):
+    params = settings(tmp_path / "batch", candidates=3)
+    with LoopbackBatches() as server:
+        provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+        result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
+        assert server.creates == 1  # the three samples of each prompt need no answer before them
+    assert result.stats.cache_hits == 18 and len(result.rows) == 6
+    sync = synchronous(settings(tmp_path / "sync", batch=False, candidates=3), {})
+    assert result.rows == sync.rows

@@ -19,7 +19,8 @@ QUESTIONS = 6
 
 
 def anthropic_params(**overrides) -> dict:
-    return {"provider": "anthropic", "max_questions": QUESTIONS, "concurrency": 1, **overrides}
+    base = {"provider": "anthropic", "max_questions": QUESTIONS, "concurrency": 1, "candidates": 1}
+    return {**base, **overrides}
 
 
 def set_params(project, **overrides) -> None:

@@ -49,6 +49,7 @@ COLUMNS = [
     "provider",
     "model",
     "prompt_sha",
+    "form",
 ]
 
 
@@ -59,6 +60,7 @@ def settings(tmp_path, **overrides) -> GenerateParams:
         concurrency=4,
         max_retries=3,
         resamples=0,  # an invalid answer is corrected at once
+        candidates=1,  # the first valid answer is kept
         cache_dir=str(tmp_path / "llm"),
     )
     values.update(overrides)
@@ -169,6 +171,7 @@ REJECT_COLUMNS = [
     "provider",
     "model",
     "prompt_sha",
+    "form",
 ]
 
 
@@ -279,7 +282,7 @@ def test_several_questions_per_passage_ask_about_different_things(tmp_path, serv
     for row in result.rows:
         by_passage.setdefault((row["doc_id"], row["passage_start"]), []).append(row["question"])
     assert all(len(set(questions)) == 2 for questions in by_passage.values())
-    follow_ups = [hit for hit in server.hits if "Already asked" in hit.last_turn]
+    follow_ups = [hit for hit in server.hits if "Already written" in hit.last_turn]
     assert len(follow_ups) == 3
 
 
@@ -451,31 +454,47 @@ def aimed(server, params, examples):
     )
 
 
-def test_a_question_at_or_under_its_aim_is_kept_at_once(tmp_path, server):
-    # the loopback's questions echo 0.5; examples at 0.6 put every aim above that
-    result = aimed(server, settings(tmp_path, max_attempts=3), aim_at(0.6))
+def test_one_candidate_keeps_the_first_valid_answer_whatever_its_aim(tmp_path, server):
+    result = aimed(server, settings(tmp_path, max_attempts=3), aim_at(0.0))
     assert len(result.rows) == 12 and result.stats.requests == 12
     assert not result.stats.invalid_answers
 
 
-def test_a_question_above_its_aim_is_asked_again_and_the_least_echoing_try_kept(tmp_path, server):
-    params = settings(tmp_path, max_attempts=3, resamples=2)
-    first, second = passages(params)[:2]
+def test_candidates_sample_one_prompt_and_the_one_nearest_the_aim_is_kept(tmp_path, server):
+    params = settings(tmp_path, max_attempts=4, candidates=3)
+    first = passages(params)[0]
     broad = question_for(first.text[slice(*first.targets[0])])  # echo 0.5
     narrow = broad.replace("?", " after zorblat surgery?")  # two unknown words more: 0.25
     assert echo(narrow, first.text) < echo(broad, first.text) == 0.5
     server.script_for(first.text, Reply(broad), Reply(narrow), Reply(broad))
-    result = aimed(server, params, aim_at(0.0))  # no question can reach an aim of 0
-    # aiming never costs a question: every one is kept, after all its tries
-    assert len(result.rows) == 12 and not result.rejects
-    assert result.stats.requests == 36
-    assert dict(result.stats.invalid_answers) == {"above_aim": 36}
-    kept = {(row["doc_id"], row["passage_start"]): row["question"] for row in result.rows}
-    assert kept[first.doc_id, first.start] == narrow  # the least echoing, not the last
-    # told at once to reword, not resampled (resamples=2 would ask the same prompt again)
-    retries = [hit for hit in server.hits if hit.passage == second.text][1:]
-    assert len(retries) == 2
-    assert all("document's own words" in hit.last_turn for hit in retries)
+
+    def kept(result):
+        rows = {(row["doc_id"], row["passage_start"]): row["question"] for row in result.rows}
+        return rows[first.doc_id, first.start]
+
+    at_zero = aimed(server, params, aim_at(0.0))
+    assert len(at_zero.rows) == 12 and at_zero.stats.requests == 36
+    assert kept(at_zero) == narrow  # nearest an aim of 0
+    hits = [hit for hit in server.hits if hit.passage == first.text]
+    assert len({hit.prompt for hit in hits}) == 1  # candidates are samples of one prompt
+    # an aim of 0.5 keeps the first answer at 0.5, from the cache: nothing is asked again
+    at_half = aimed(server, params.model_copy(update={"cache_dir": params.cache_dir}), aim_at(0.5))
+    assert at_half.stats.requests == 0 and kept(at_half) == broad
+    # without an aim, the least echoing
+    plain = generate(server, params.model_copy(update={"aim_echo": False}))
+    assert plain.stats.requests == 0 and kept(plain) == narrow
+
+
+def test_candidates_go_on_past_invalid_answers_until_one_is_valid(tmp_path, server):
+    params = settings(tmp_path, max_attempts=4, candidates=2)
+    first = passages(params)[0]
+    good = question_for(first.text[slice(*first.targets[0])])
+    server.script_for(first.text, Reply("no question"), Reply("nor this"), Reply(good))
+    result = generate(server, params)
+    hits = [hit for hit in server.hits if hit.passage == first.text]
+    assert len(hits) == 3 and len(result.rows) == 12
+    assert hits[2].last_turn.startswith("That question cannot")  # past the candidates: corrected
+    assert dict(result.stats.invalid_answers) == {"not_a_question": 2}
 
 
 def test_too_few_examples_aim_nothing(tmp_path, server, caplog):
@@ -502,7 +521,7 @@ def test_an_examples_echo_is_measured_in_its_own_document():
 
 
 def test_without_aim_echo_examples_aim_nothing(tmp_path, server):
-    params = settings(tmp_path, max_attempts=3)  # generate.aim_echo: false, the default
+    params = settings(tmp_path, max_attempts=3, aim_echo=False)
     provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
     result = run_generation(
         DOCUMENTS, params, provider=provider, progress=False, aim_examples=aim_at(0.0)

@@ -71,6 +71,7 @@ def test_stage_writes_both_outputs_and_a_summary(tmp_path):
             "model": "loopback-model",
             "max_questions": 8,
             "concurrency": 4,
+            "candidates": 1,
             "openai": {"base_url": server.openai_url},
         }
         project = make_project(tmp_path, generate)
@@ -113,6 +114,7 @@ def test_kill_9_mid_run_then_resume_asks_only_for_what_is_missing(tmp_path):
             "provider": "openai",
             "model": "loopback-model",
             "max_questions": questions,
+            "candidates": 1,
             "concurrency": concurrency,
             "openai": {"base_url": server.openai_url},
         }
@@ -166,6 +168,8 @@ def examples_file_params(server: LoopbackLLM) -> dict:
         "max_questions": 2,
         "example_queries": "examples/queries.jsonl",
         "example_count": 1,
+        "form": "question",  # the loopback writes questions, whatever the examples' form
+        "candidates": 1,
         "openai": {"base_url": server.openai_url},
     }
 

@@ -9,19 +9,23 @@ import pytest
 from goldenset.core.echo import WindowFrequency, WindowIndex, echo, overlap
 from goldenset.generation import prompt
 from goldenset.generation.prompt import (
+    CLAIM,
     FEW_SHOT,
+    FORMS,
+    KEYWORDS,
     PROMPT_SHA,
-    SYSTEM,
+    QUESTION,
     build_messages,
+    form_of,
     mark_target,
     pick_examples,
     system_prompt,
+    users_form,
 )
 from goldenset.generation.validation import (
     InvalidAnswer,
     Specificity,
     check_question,
-    reword_advice,
     validate_question,
 )
 
@@ -43,44 +47,109 @@ def reason_of(text: str, passage: str = PASSAGE, **kwargs) -> str:
     return caught.value.code
 
 
-def test_few_shot_examples_pass_our_own_checks():
+SYSTEM = system_prompt()
+
+
+@pytest.mark.parametrize("form", FORMS.values(), ids=list(FORMS))
+def test_few_shot_examples_pass_our_own_checks(form):
     # the demonstrations must be answers we would accept, or they teach the wrong thing: each
     # keeps a term of its target that is rare among the passages
-    passages = [marked.replace("<target>", "").replace("</target>", "") for marked, _ in FEW_SHOT]
+    passages = [marked.replace("<target>", "").replace("</target>", "") for _, marked in FEW_SHOT]
     rarity = WindowFrequency(WindowIndex.of(text) for text in [*passages, PASSAGE])
-    for (marked, question), passage in zip(FEW_SHOT, passages, strict=True):
+    for (_, marked), answer, passage in zip(FEW_SHOT, form.answers, passages, strict=True):
         assert marked.count("<target>") == 1 and marked.count("</target>") == 1
         evidence = marked.partition("<target>")[2].partition("</target>")[0]
         checked = validate_question(
-            question,
+            answer,
             passage,
             source=WindowIndex.of(passage),
             evidence=evidence,
             specificity=Specificity(rarity, 0.25),
+            form=form,
         )
-        assert checked == question
+        assert checked == answer
+        assert form_of(answer) == form.name
 
 
-def test_few_shot_questions_do_not_echo_their_passages():
+@pytest.mark.parametrize("form", FORMS.values(), ids=list(FORMS))
+def test_few_shot_answers_do_not_echo_their_passages(form):
     # they show the model how to paraphrase: none reuses more than half of its words
-    for marked, question in FEW_SHOT:
-        assert overlap(question, marked) <= 0.5, question
+    for (_, marked), answer in zip(FEW_SHOT, form.answers, strict=True):
+        assert overlap(answer, marked) <= 0.5, answer
 
 
-def test_messages_are_few_shot_turns_then_the_marked_passage():
+def test_messages_are_few_shot_turns_then_the_title_and_the_marked_passage():
     marked = mark_target("Intro. A fact about things. Outro.", 7, 27)
     assert marked == "Intro. <target>A fact about things.</target> Outro."
-    messages = build_messages(marked)
+    messages = build_messages(marked, title="Things")
     roles = [m["role"] for m in messages]
     assert roles == ["user", "assistant"] * len(FEW_SHOT) + ["user"]
-    assert messages[-1]["content"] == f"<passage>\n{marked}\n</passage>"
+    assert messages[-1]["content"] == f"<title>Things</title>\n<passage>\n{marked}\n</passage>"
+    assert build_messages(marked)[-1]["content"] == f"<passage>\n{marked}\n</passage>"
+    assert messages[0]["content"].startswith(f"<title>{FEW_SHOT[0][0]}</title>")
     assert "<target>" in SYSTEM and "question only" in SYSTEM
+
+
+def test_each_form_has_its_own_prompt_and_few_shot_answers():
+    claim = build_messages("A <target>fact.</target>", form=CLAIM)
+    assert [m["content"] for m in claim[1:6:2]] == list(CLAIM.answers)
+    assert "claim only" in system_prompt(form=CLAIM) and "itself states" in system_prompt(
+        form=CLAIM
+    )
+    assert "keyword search only" in system_prompt(form=KEYWORDS)
+    corrected = build_messages("A <target>fact.</target>", corrections=[("x", "bad")], form=CLAIM)
+    assert (
+        "new one-line claim that this sentence of the passage itself states"
+        in (corrected[-1]["content"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("queries", "form"),
+    [
+        (["Obesity decreases life quality.", "AIRE is expressed in some skin tumors."], "claim"),
+        (["how do statins work?", "what is the dose of aspirin"], "question"),
+        (["statin side effects", "Foods for Glaucoma", "Is coffee bad?"], "keywords"),
+        (["CX3CR1 on the Th2 cells impairs T cell survival", "aspirin dose", "x."], "claim"),
+        (["statin side effects", "Is coffee bad?"], "question"),  # no majority
+        ([], "question"),
+    ],
+)
+def test_the_users_form_is_the_one_most_example_queries_take(queries, form):
+    assert users_form(queries) == form
+
+
+@pytest.mark.parametrize(
+    ("text", "form", "code"),
+    [
+        ("Is the staging cluster wiped every Sunday?", CLAIM, "not_a_claim"),
+        ("Staging cluster Sunday wipe?", KEYWORDS, "not_keywords"),
+        (
+            "The staging cluster is wiped on Sundays. Experiments go elsewhere.",
+            CLAIM,
+            "several_questions",
+        ),
+        ("The staging cluster is wiped on Sundays.", QUESTION, "not_a_question"),
+        ("staging", KEYWORDS, "too_short"),
+        ("Our screen found that staging is wiped every Sunday.", CLAIM, "refers_to_passage"),
+    ],
+)
+def test_each_form_has_its_own_shape(text, form, code):
+    assert reason_of(text, form=form) == code
+
+
+def test_a_claim_and_a_keyword_search_of_the_right_shape_pass():
+    claim = "The staging cluster is wiped every Sunday night."
+    assert validate_question(claim, PASSAGE, form=CLAIM) == claim
+    assert validate_question("staging cluster Sunday wipe", PASSAGE, form=KEYWORDS)
+    # "why" is a question's premise; a claim is not asked why
+    assert validate_question("Why wipes happen on Sunday nights at staging.", PASSAGE, form=CLAIM)
 
 
 def test_the_prompt_asks_for_the_passage_language():
     assert "same language as the passage" in SYSTEM
     # and demonstrates it: one few-shot passage and its question are not English
-    german = [q for p, q in FEW_SHOT if "Anfragen" in p]
+    german = [q for (_, p), q in zip(FEW_SHOT, QUESTION.answers, strict=True) if "Anfragen" in p]
     assert german and german[0].startswith("Wie ")
 
 
@@ -103,14 +172,14 @@ def test_example_queries_are_picked_by_seed_the_same_way_everywhere():
 
 def test_retry_turns_tell_the_model_what_was_wrong():
     messages = build_messages("A passage.", asked=["Who?"], corrections=[("", "it was empty")])
-    assert "Already asked" in messages[-3]["content"] and "- Who?" in messages[-3]["content"]
+    assert "Already written" in messages[-3]["content"] and "- Who?" in messages[-3]["content"]
     assert messages[-2] == {"role": "assistant", "content": "(empty reply)"}
     assert messages[-1]["role"] == "user" and "it was empty" in messages[-1]["content"]
 
 
 # Pinned: a prompt edit re-asks every question, so it must change this value on purpose.
 # After such an edit, put the new value here.
-PINNED_PROMPT_SHA = "453b2687209f297b"
+PINNED_PROMPT_SHA = "a8448c2e2a9c54aa"
 
 
 def test_prompt_sha_is_a_stable_short_hash():
@@ -122,10 +191,12 @@ def test_prompt_sha_is_a_stable_short_hash():
     [
         ("SYSTEM", lambda text: text + " Be brief."),
         ("EXAMPLES_TEMPLATE", lambda text: text.replace("Real users'", "Users'")),
+        ("TITLE_TEMPLATE", lambda text: text.replace("title", "name")),
         ("PASSAGE_TEMPLATE", lambda text: text.replace("\n", " ")),
         ("TARGET_OPEN", lambda text: "<mark>"),
         ("TARGET_CLOSE", lambda text: "</mark>"),
         ("ASKED_TEMPLATE", lambda text: text.replace("something else", "another thing")),
+        ("FORMS", lambda forms: dict(list(forms.items())[:2])),
         ("CORRECTION_TEMPLATE", lambda text: text.replace("cannot", "can not")),
         ("FEW_SHOT", lambda pairs: pairs[1:]),
     ],
@@ -412,21 +483,6 @@ def test_a_question_in_another_language_than_its_passage_is_invalid():
     # a German name in an English question, and a question without function words, are fine
     assert validate_question("What does the Bundesamt für Statistik report on clusters?", PASSAGE)
     assert validate_question("Staging cluster rebuilt every Sunday night?", PASSAGE)
-
-
-def test_a_question_above_its_aim_is_told_which_words_to_change():
-    question = "Is the staging cluster rebuilt every Sunday?"
-    other = "The research cluster is rebuilt monthly. Staging is where releases are tried."
-    rarity = WindowFrequency([WindowIndex.of(PASSAGE), WindowIndex.of(other)])
-    advice = reword_advice(question, 1.0, WindowIndex.of(PASSAGE), rarity)
-    # "sunday" is in one document's windows only: the subject it keeps
-    assert advice == (
-        '100% of its words are the document\'s own words; keep "sunday", and say "cluster", '
-        '"rebuilt", "staging" in other words, the way a user who never read the document would'
-    )
-    # one shared word is the subject itself: nothing to name
-    alone = reword_advice("Sunday?", 1.0, WindowIndex.of(PASSAGE), None)
-    assert "keep the one specific name" in alone
 
 
 RESTORE = "Restoring a backup requires a ticket to the storage team, who answer within four hours."

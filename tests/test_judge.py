@@ -95,6 +95,13 @@ def test_the_reader_says_yes_to_a_sentence_that_answers_and_no_to_one_that_does_
     assert read(sentence, "How long do zebrafish take to regrow their fins?")[0] == answered
 
 
+def test_the_reader_asks_of_a_claim_whether_the_sentence_states_it(read):
+    sentence = "Zebrafish regrow their amputated fins within two weeks."
+    stated, _ = read(sentence, "Zebrafish regrow lost fins in two weeks.", "claim")
+    unstated, _ = read(sentence, "Sharks regrow their teeth every month.", "claim")
+    assert stated > 0 > unstated
+
+
 def test_a_criterion_model_gives_scikit_learns_probabilities_and_survives_its_file():
     rng = np.random.default_rng(0)
     features = pd.DataFrame(rng.normal(size=(80, 3)) * [1, 5, 0.1] + [0, 3, 1], columns=list("xyz"))

@@ -168,6 +168,7 @@ def run_audit(
     echoing = int((questions["echo"] >= params.echo_threshold).sum())
     metrics: dict = {
         "questions": n,
+        "form": generate_stats.get("form") or "question",  # what the writer wrote (prompt.Form)
         "answers": generate_stats.get("answers"),
         "yield": generate_stats.get("yield"),
         "rejects": {"total": sum(generate_stats.get("rejects", {}).values())}

@@ -51,8 +51,17 @@ def make_qid(
 
 
 def question_row(
-    qid: str, passage: Passage, answer: Answer, *, provider: str, model: str, prompt_sha: str
+    qid: str,
+    passage: Passage,
+    answer: Answer,
+    *,
+    provider: str,
+    model: str,
+    prompt_sha: str,
+    form: str,
 ) -> dict:
+    """One golden-set row; "question" holds the query whatever its form (a question, a claim, a
+    keyword search), and "form" says which."""
     start = passage.start + answer.evidence_start
     end = passage.start + answer.evidence_end
     return {
@@ -67,6 +76,7 @@ def question_row(
         "provider": provider,
         "model": model,
         "prompt_sha": prompt_sha,
+        "form": form,
     }
 
 
@@ -79,6 +89,7 @@ def reject_row(
     provider: str,
     model: str,
     prompt_sha: str,
+    form: str,
 ) -> dict:
     return {
         "doc_id": passage.doc_id,
@@ -91,6 +102,7 @@ def reject_row(
         "provider": provider,
         "model": model,
         "prompt_sha": prompt_sha,
+        "form": form,
     }
 
 
@@ -114,7 +126,12 @@ def collect(
 
     A question that repeats an earlier one (generate.duplicate_cosine) is dropped as a reject."""
     provider = session.provider
-    labels = {"provider": provider.name, "model": provider.model, "prompt_sha": PROMPT_SHA}
+    labels = {
+        "provider": provider.name,
+        "model": provider.model,
+        "prompt_sha": PROMPT_SHA,
+        "form": session.form.name,
+    }
     position = {doc_id: i for i, (doc_id, _) in enumerate(documents)}
     taken = set(position)
     order = sorted(

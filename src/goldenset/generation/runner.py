@@ -30,7 +30,7 @@ from goldenset.generation.interface import Provider, max_concurrency
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import Budget, run_price
-from goldenset.generation.providers.registry import batch_run, make_provider
+from goldenset.generation.providers.registry import Price, batch_run, make_provider
 from goldenset.generation.records import collect
 from goldenset.generation.session import MissHandler, Outcome, Session, ask_nothing
 from goldenset.generation.summary import GenerationStats, announce
@@ -60,7 +60,8 @@ def run_generation(
 
     A question's echo (generate.max_echo) is measured against windows of its document's text
     (goldenset.core.echo.echo). example_queries: real queries the prompt shows as style examples.
-    titles: doc_id -> title; no question is about a document's title.
+    titles: doc_id -> title; no question is about a document's title, and the writer sees it
+    (generate.show_title).
     aim_examples: real queries whose echoes each question aims at (generate.aim_echo, aim.py).
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask
@@ -69,10 +70,8 @@ def run_generation(
     """
     started = time.perf_counter()
     stats = GenerationStats()
-    # the echo measure and the rarity of words, both over ~100-word windows of the documents
-    sources = {doc_id: WindowIndex.of(text) for doc_id, text in documents}
-    rarity = WindowFrequency(sources.values())
-    passages = passages_for(documents, params, rarity, titles)
+    setup = prepare(documents, params, titles)
+    passages = setup.passages
     stats.passages = len(passages)
     stats.questions_planned = sum(p.questions for p in passages)
     if not passages:
@@ -88,19 +87,8 @@ def run_generation(
     provider = provider or make_provider(params)
     price = run_price(provider, params)
     stats.price_known = price is not None
-    specificity = (
-        None if params.distinctive_share is None else Specificity(rarity, params.distinctive_share)
-    )
-    session = Session(
-        params,
-        provider,
-        AnswerCache(params.cache_dir),
-        Budget(params.max_usd, price),
-        sources,
-        example_queries,
-        specificity,
-        aims(aim_examples, sources, params),
-    )
+    session = setup.session(provider, price, example_queries, aim_examples)
+    stats.form = session.form.name
     announce(session, passages, price)
     on_miss: MissHandler = session.ask_now
     if params.batch:
@@ -113,6 +101,51 @@ def run_generation(
     stats.count_spending(session.budget)
     stats.wall_s = time.perf_counter() - started
     return GenerationResult(rows, rejects, stats)
+
+
+@dataclass
+class Setup:
+    """What a run asks about, before any provider exists: the passages, and the documents and
+    word rarities every question is checked against."""
+
+    params: GenerateParams
+    passages: list[Passage]
+    sources: dict[str, WindowIndex]
+    rarity: WindowFrequency
+    titles: Mapping[str, str] | None
+
+    def session(
+        self,
+        provider: Provider,
+        price: Price | None = None,
+        example_queries: Sequence[str] = (),
+        aim_examples: Sequence[ExampleQuery] = (),
+    ) -> Session:
+        params = self.params
+        share = params.distinctive_share
+        return Session(
+            params,
+            provider,
+            AnswerCache(params.cache_dir),
+            Budget(params.max_usd, price),
+            self.sources,
+            example_queries,
+            None if share is None else Specificity(self.rarity, share),
+            aims(aim_examples, self.sources, params),
+            self.titles,
+        )
+
+
+def prepare(
+    documents: Sequence[tuple[str, str]],
+    params: GenerateParams,
+    titles: Mapping[str, str] | None = None,
+) -> Setup:
+    """The passages to ask about, and the echo measure and word rarities over ~100-word windows
+    of the documents."""
+    sources = {doc_id: WindowIndex.of(text) for doc_id, text in documents}
+    rarity = WindowFrequency(sources.values())
+    return Setup(params, passages_for(documents, params, rarity, titles), sources, rarity, titles)
 
 
 def aims(

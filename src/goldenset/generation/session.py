@@ -15,6 +15,7 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,14 +26,15 @@ from goldenset.generation.interface import Completion, Provider
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, Budget, estimate_tokens
-from goldenset.generation.prompt import PROMPT_SHA, build_messages, mark_target, system_prompt
-from goldenset.generation.validation import (
-    Answer,
-    InvalidAnswer,
-    Specificity,
-    reword_advice,
-    validate_question,
+from goldenset.generation.prompt import (
+    FORMS,
+    PROMPT_SHA,
+    build_messages,
+    mark_target,
+    system_prompt,
+    users_form,
 )
+from goldenset.generation.validation import Answer, InvalidAnswer, Specificity, validate_question
 
 # (cache key, messages, attempt) -> the answer, or None when it is not asked in this walk
 MissHandler = Callable[[str, list[dict[str, str]], int], Completion | None]
@@ -41,6 +43,14 @@ MissHandler = Callable[[str, list[dict[str, str]], int], Completion | None]
 def ask_nothing(key: str, messages: list[dict[str, str]], attempt: int) -> None:
     """A miss left for a later run (after the batches: what they did not answer)."""
     return None
+
+
+class Candidate(NamedTuple):
+    """A valid answer to one query's prompt."""
+
+    query: str
+    echo: float  # its window echo in its document (goldenset.core.echo.echo)
+    attempt: int
 
 
 @dataclass
@@ -52,6 +62,7 @@ class Outcome:
     answers: list[str] = field(default_factory=list)  # the rejected answers' texts
     not_asked: bool = False
     cache_hits: int = 0
+    candidates: list[Candidate] = field(default_factory=list)  # the valid answers
 
 
 def request_text(system: str, messages: list[dict[str, str]]) -> str:
@@ -69,16 +80,23 @@ class Correction:
 
 
 def shown_corrections(
-    corrections: list[Correction], attempt: int, resamples: int
+    corrections: list[Correction], attempt: int, uncorrected: int
 ) -> list[tuple[str, str]]:
-    """The (answer, reason) turns an attempt shows: the first tries ask the same prompt (sampled
-    anew), later ones name what was wrong; but a try above its aim is told which words to change
-    at once, since a resample rewords no more than the first try did."""
+    """The (answer, reason) turns an attempt shows: the first `uncorrected` tries after the
+    first ask the same prompt (sampled anew: candidates and resamples), later ones name what was
+    wrong."""
     return [
         (correction.answer, correction.reason)
         for index, correction in enumerate(corrections)
-        if correction.code == "above_aim" or (resamples < attempt and resamples <= index)
+        if uncorrected < attempt and uncorrected <= index
     ]
+
+
+def pick(candidates: Sequence[Candidate], aim: float | None) -> Candidate:
+    """The candidate whose echo is nearest the aim, or without an aim the least echoing: the
+    first such in sampling order."""
+    target = 0.0 if aim is None else aim
+    return min(candidates, key=lambda candidate: abs(candidate.echo - target))
 
 
 class Session:
@@ -94,10 +112,16 @@ class Session:
         example_queries: Sequence[str] = (),
         specificity: Specificity | None = None,
         aims: np.ndarray | None = None,
+        titles: Mapping[str, str] | None = None,
     ) -> None:
         self.params = params
         self.aims = aims  # the example queries' echoes a question's aim is drawn from (aim.py)
-        self.system = system_prompt(example_queries)
+        chosen = params.form
+        self.form = FORMS[users_form(example_queries) if chosen == "auto" else chosen]
+        self.system = system_prompt(example_queries, self.form)
+        self.titles = titles if params.show_title and titles else {}
+        # tries after the first that ask the same prompt again before any correction is shown
+        self.uncorrected = max(params.resamples, params.candidates - 1)
         self.example_queries = list(example_queries)
         self.sources = sources  # doc_id -> the document a question must not echo
         self.specificity = specificity
@@ -136,22 +160,40 @@ class Session:
     def first_request(self, passage: Passage) -> tuple[list[dict[str, str]], str]:
         """The messages and cache key of a passage's first question at its first attempt, as
         ask_question builds them."""
-        messages = build_messages(mark_target(passage.text, *passage.targets[0]))
+        messages = self.messages(passage, passage.targets[0])
         return messages, self.key(messages, 0, 0)
+
+    def messages(
+        self,
+        passage: Passage,
+        target: tuple[int, int],
+        asked: Sequence[str] = (),
+        corrections: Sequence[tuple[str, str]] = (),
+    ) -> list[dict[str, str]]:
+        """The chat turns that ask for one query about `target`, a sentence of the passage."""
+        return build_messages(
+            mark_target(passage.text, *target),
+            asked,
+            corrections,
+            title=self.titles.get(passage.doc_id, ""),
+            form=self.form,
+        )
 
     def ask_question(
         self, passage: Passage, question_index: int, asked: list[str], on_miss: MissHandler
     ) -> Outcome:
+        """Ask until generate.candidates answers are in and one is valid, or the tries run out;
+        keep the valid one nearest its echo aim."""
         outcome = Outcome()
         corrections: list[Correction] = []
         target = passage.targets[question_index]
-        marked = mark_target(passage.text, *target)
         source = self.sources[passage.doc_id]
-        aim = self.aim(passage, question_index)
-        above_aim: list[tuple[float, str]] = []  # valid tries that echo more than the aim
+        valid = outcome.candidates
         for attempt in range(self.params.max_attempts):
-            shown = shown_corrections(corrections, attempt, self.params.resamples)
-            messages = build_messages(marked, asked, shown)
+            if valid and attempt >= self.params.candidates:
+                break
+            shown = shown_corrections(corrections, attempt, self.uncorrected)
+            messages = self.messages(passage, target, asked, shown)
             key = self.key(messages, question_index, attempt)
             completion = self.cache.get(key)
             if completion is not None:
@@ -162,22 +204,22 @@ class Session:
             else:
                 completion = on_miss(key, messages, attempt)
                 if completion is None:
+                    # the candidates still to come ask this same prompt whatever this answer
+                    # says: a batch asks for them in the same round
+                    for later in range(attempt + 1, self.params.candidates):
+                        on_miss(self.key(messages, question_index, later), messages, later)
                     outcome.not_asked = True
                     return outcome
             try:
-                question = self.validate(completion, passage, target, asked)
-                if aim is not None and (share := echo(question, source)) > aim:
-                    above_aim.append((share, question))
-                    rarity = self.specificity.rarity if self.specificity else None
-                    raise InvalidAnswer("above_aim", reword_advice(question, share, source, rarity))
-                outcome.answer = Answer(question, *target)
-                return outcome
+                query = self.validate(completion, passage, target, asked)
+                valid.append(Candidate(query, echo(query, source), attempt))
             except InvalidAnswer as invalid:
                 outcome.reasons.append((invalid.code, invalid.detail))
                 outcome.answers.append(completion.text)
                 corrections.append(Correction(completion.text, invalid.detail, invalid.code))
-        if above_aim:  # no try reached the aim: the least echoing valid one
-            outcome.answer = Answer(min(above_aim, key=lambda tried: tried[0])[1], *target)
+        if valid:
+            chosen = pick(valid, self.aim(passage, question_index))
+            outcome.answer = Answer(chosen.query, *target)
         return outcome
 
     def validate(
@@ -194,6 +236,7 @@ class Session:
             example_queries=self.example_queries,
             evidence=passage.text[target[0] : target[1]],
             specificity=self.specificity,
+            form=self.form,
         )
 
     def aim(self, passage: Passage, question_index: int) -> float | None:

@@ -17,6 +17,7 @@ from goldenset.generation.pricing import (
     cost_usd,
     estimate_tokens,
 )
+from goldenset.generation.prompt import FORMS
 from goldenset.generation.session import Session, request_text
 
 log = logging.getLogger("goldenset")
@@ -25,6 +26,7 @@ log = logging.getLogger("goldenset")
 @dataclass
 class GenerationStats:
     passages: int = 0
+    form: str = ""  # the form of the queries written (prompt.Form)
     questions_planned: int = 0
     questions_written: int = 0
     rejected: Counter = field(default_factory=Counter)  # final reason of each rejected question
@@ -57,6 +59,7 @@ class GenerationStats:
         answers: every LLM answer the run used, cached or new; yield = questions / answers."""
         answers = self.cache_hits + self.requests
         return {
+            "form": self.form,
             "questions_planned": self.questions_planned,
             "questions": self.questions_written,
             "answers": answers,
@@ -76,7 +79,9 @@ def announce(session: Session, passages: Sequence[Passage], price: Price | None)
         if not session.cache.contains(key):
             questions += passage.questions
             input_tokens += (
-                estimate_tokens(request_text(session.system, messages)) * passage.questions
+                estimate_tokens(request_text(session.system, messages))
+                * passage.questions
+                * session.params.candidates
             )
     log.info(
         "generate: %d questions over %d passages, %d not in the cache yet (%s %s)",
@@ -88,7 +93,7 @@ def announce(session: Session, passages: Sequence[Passage], price: Price | None)
     )
     if not questions or (price is None and not is_paid(session.provider)):
         return  # free and unpriced (an in-process model, a local server): nothing to estimate
-    output_tokens = questions * TYPICAL_ANSWER_TOKENS
+    output_tokens = questions * session.params.candidates * TYPICAL_ANSWER_TOKENS
     limit = session.params.max_usd
     cost = (
         f"about ${cost_usd(price, input_tokens, output_tokens):.4f} "
@@ -115,8 +120,9 @@ def summary_lines(stats: GenerationStats) -> list[str]:
     invalid = sum(stats.invalid_answers.values())
     cost = f"${stats.cost_usd:.4f}" if stats.price_known else "cost not tracked"
     lines = [
-        f"generate: {stats.passages} passages sampled, {stats.questions_written} questions "
-        f"written, {rejected} rejected" + (f" ({_reasons(stats.rejected)})" if rejected else ""),
+        f"generate: {stats.passages} passages sampled, {stats.questions_written} "
+        f"{FORMS[stats.form or 'question'].noun}s written, {rejected} rejected"
+        + (f" ({_reasons(stats.rejected)})" if rejected else ""),
         f"generate: {stats.cache_hits} answers from cache, {stats.requests} LLM requests, "
         f"{stats.input_tokens} input + {stats.output_tokens} output tokens, {cost}, "
         f"{stats.wall_s:.1f} s",

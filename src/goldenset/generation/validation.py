@@ -1,6 +1,7 @@
-"""Turn an LLM's raw answer into a checked question, or say exactly why not.
+"""Turn an LLM's raw answer into a checked query, or say exactly why not.
 
-Every check is a rule a golden-set question must obey: one natural stand-alone question, not a
+Every check is a rule a golden-set query must obey: one natural stand-alone query of the users'
+form (prompt.Form: a question ends with its one "?", a claim or a keyword search has none), not a
 copy of the passage, not an echo of its document's words (generate.max_echo,
 goldenset.core.echo.echo),
 answered by its evidence (the sentence the program marked), naming nothing its document never
@@ -26,9 +27,10 @@ from goldenset.core.echo import (
     overlap,
     unknown_names,
 )
-from goldenset.generation.prompt import few_shot_passages
+from goldenset.generation.prompt import CLAIM, KEYWORDS, QUESTION, Form, few_shot_passages
 
-MIN_QUESTION_WORDS = 4
+MIN_QUESTION_WORDS = 4  # a question or a claim; a keyword search needs MIN_KEYWORD_WORDS
+MIN_KEYWORD_WORDS = 2
 MAX_QUESTION_WORDS = 40
 MAX_QUESTION_CHARS = 300
 COPIED_RUN_WORDS = 8  # a question sharing this many consecutive words with the passage quotes it
@@ -129,6 +131,15 @@ def language_of(text: str) -> str | None:
     return best if counts[best] > 0 and list(counts.values()).count(counts[best]) == 1 else None
 
 
+# a claim of two sentences: a sentence end followed by another sentence
+_SENTENCE_BREAK = re.compile(r"[.!;]\s+[A-Z\u00c0-\u00de]")
+
+
+# "Our screen found ...", "We've shown ...": a statement in the authors' voice is no user's query
+# (a question may say "we": "How do we restore a backup?" is a team asking)
+_AUTHORS = re.compile(r"\b(?:we|we've|our|ours|us|wir|unsere[mnrs]?)\b", re.IGNORECASE)
+
+
 # "Which groups did he meet with?": a person only the passage names
 _UNNAMED_PERSON = re.compile(r"\b(?:he|she|him|his|her|hers)\b", re.IGNORECASE)
 
@@ -169,9 +180,10 @@ def validate_question(
     example_queries: Sequence[str] = (),
     evidence: str | None = None,
     specificity: Specificity | None = None,
+    form: Form = QUESTION,
 ) -> str:
-    """Check one raw answer (the question alone) about `passage`; InvalidAnswer names the first
-    broken rule.
+    """Check one raw answer (the query alone, of `form`) about `passage`; InvalidAnswer names the
+    first broken rule.
 
     asked: questions already accepted for the same passage (a repeat is invalid).
     source: the question's document (goldenset.core.echo.WindowIndex); with max_echo, a
@@ -183,13 +195,14 @@ def validate_question(
     """
     if truncated:
         raise InvalidAnswer("truncated", "the answer was cut off at the token limit; keep it short")
-    question = check_question(text, passage, asked)
+    question = check_question(text, passage, asked, form)
     if source is not None:
         check_topic(question, source.where.keys())
         check_known_names(question, source)
     if evidence is not None:
         check_answered(question, evidence)
-        check_why(question, evidence)
+        if form is QUESTION:
+            check_why(question, evidence)
         if specificity is not None:
             check_specific(question, evidence, specificity)
     if max_echo is not None and source is not None:
@@ -209,23 +222,6 @@ def echo_advice(share: float) -> str:
     return (
         f"{share:.0%} of its words are the document's own words; keep the one specific name or "
         "term, and say the rest the way a user who never read it would"
-    )
-
-
-def reword_advice(
-    question: str, share: float, source: WindowIndex, rarity: WindowFrequency | None
-) -> str:
-    """What the LLM is told about a question that echoes more than its aim (generation/aim.py):
-    the document's words it reuses, by name, but the rarest, which names the subject. Small models
-    follow "replace these words" far better than "use your own words"."""
-    found = sorted(content_words(question) & source.where.keys())
-    if len(found) < 2:
-        return echo_advice(share)
-    subject = min(found, key=lambda word: (rarity.share(word) if rarity else 0.0, -len(word)))
-    others = ", ".join(f'"{word}"' for word in found if word != subject)
-    return (
-        f'{share:.0%} of its words are the document\'s own words; keep "{subject}", and say '
-        f"{others} in other words, the way a user who never read the document would"
     )
 
 
@@ -342,8 +338,11 @@ def _is_subject_pronoun(tokens: list[str], index: int) -> bool:
     return True
 
 
-def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> str:
-    """The question, stripped, when it is one natural stand-alone question; else InvalidAnswer."""
+def check_question(
+    question: str, passage: str, asked: Sequence[str] = (), form: Form = QUESTION
+) -> str:
+    """The query, stripped, when it is one natural stand-alone query of `form`; else
+    InvalidAnswer."""
     question = question.strip()
     if len(question) > 1 and question[0] == question[-1] and question[0] in "\"'":
         question = question[1:-1].strip()
@@ -353,21 +352,20 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
         raise InvalidAnswer(
             "preamble", "the question starts with a preamble; give only the question"
         )
-    marks = question.count("?")
-    if marks == 0:
-        raise InvalidAnswer("not_a_question", "the question does not end with a question mark")
-    if marks > 1 or not question.endswith("?"):
-        raise InvalidAnswer("several_questions", "ask exactly one question, ending with its '?'")
+    check_shape(question, form)
     asked_in, written_in = language_of(question), language_of(passage)
     if asked_in and written_in and asked_in != written_in:
         raise InvalidAnswer(
             "wrong_language", "the question is not in the passage's language; ask in its language"
         )
     words = _words(question)
-    if len(words) < MIN_QUESTION_WORDS:
-        raise InvalidAnswer("too_short", f"the question has fewer than {MIN_QUESTION_WORDS} words")
+    fewest = MIN_KEYWORD_WORDS if form is KEYWORDS else MIN_QUESTION_WORDS
+    if len(words) < fewest:
+        raise InvalidAnswer("too_short", f"the {form.noun} has fewer than {fewest} words")
     if len(words) > MAX_QUESTION_WORDS or len(question) > MAX_QUESTION_CHARS:
-        raise InvalidAnswer("too_long", f"the question is longer than {MAX_QUESTION_WORDS} words")
+        raise InvalidAnswer(
+            "too_long", f"the {form.noun} is longer than {MAX_QUESTION_WORDS} words"
+        )
     if _REFERS_TO_SOURCE.search(question):
         raise InvalidAnswer(
             "refers_to_passage", "the question mentions the passage; it must stand on its own"
@@ -376,6 +374,11 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
         raise InvalidAnswer(
             "refers_to_passage",
             f"'{match.group()}' points at something only the passage names; name it instead",
+        )
+    if form is not QUESTION and (match := _AUTHORS.search(question)):
+        raise InvalidAnswer(
+            "refers_to_passage",
+            f"'{match.group()}' speaks as the document's authors; say what was found, or by whom",
         )
     check_unnamed_person(question)  # before the pronoun rule: a person gets the sharper reason
     if pronoun := unresolved_pronoun(question):
@@ -390,3 +393,24 @@ def check_question(question: str, passage: str, asked: Sequence[str] = ()) -> st
     if any(_words(question) == _words(earlier) for earlier in asked):
         raise InvalidAnswer("repeats_question", "that question was already asked; ask another")
     return question
+
+
+def check_shape(query: str, form: Form) -> None:
+    """InvalidAnswer unless the query has its form's shape: a question ends with its one '?'; a
+    claim is one statement; a keyword search is neither a question nor a sentence."""
+    marks = query.count("?")
+    if form is QUESTION:
+        if marks == 0:
+            raise InvalidAnswer("not_a_question", "the question does not end with a question mark")
+        if marks > 1 or not query.endswith("?"):
+            raise InvalidAnswer(
+                "several_questions", "ask exactly one question, ending with its '?'"
+            )
+        return
+    if marks:
+        raise InvalidAnswer(
+            "not_a_claim" if form is CLAIM else "not_keywords",
+            f"that is a question; write a {form.noun}, with no question mark",
+        )
+    if _SENTENCE_BREAK.search(query.rstrip(".!")):
+        raise InvalidAnswer("several_questions", f"write exactly one {form.noun}, in one sentence")

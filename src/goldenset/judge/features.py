@@ -32,8 +32,8 @@ FEATURES = [
 ]
 # texts and a prefix -> unit vectors (goldenset.embedding.encoder.cached_embedder's signature)
 Embed = Callable[[Sequence[str], str], np.ndarray]
-# (evidence sentence, question) -> (answer_margin, writer_likelihood): goldenset.judge.reader
-Read = Callable[[str, str], tuple[float, float]]
+# (evidence sentence, query, its form) -> (answer_margin, writer_likelihood): judge.reader
+Read = Callable[[str, str, str], tuple[float, float]]
 REFEREE_PREFIXES = ("query: ", "passage: ")  # e5's
 
 
@@ -64,9 +64,11 @@ def question_features(
         "ij,ij->i", referee(questions, query_prefix), referee(evidence, passage_prefix)
     )
     of_documents = list(zip(questions, indexes, strict=True))
-    pairs = zip(evidence, questions, strict=True)
+    # a golden set or a label file of questions only may have no form column
+    forms = golden["form"].fillna("question") if "form" in golden else ["question"] * len(golden)
+    triples = zip(evidence, questions, forms, strict=True)
     readings = np.array(
-        [read(e, q) for e, q in tqdm(pairs, total=len(questions), desc="judge", unit="q")]
+        [read(e, q, f) for e, q, f in tqdm(triples, total=len(questions), desc="judge", unit="q")]
     ).reshape(-1, 2)
     return pd.DataFrame(
         {

@@ -22,13 +22,26 @@ import numpy as np
 from goldenset.core.errors import GoldensetError
 from goldenset.generation.providers.local_model import default_model_path
 
-# the instruction comes first so that only the sentence, the question and ASK are paid per pair
-INSTRUCTION = (
-    "<|im_start|>system\nYou check whether a sentence answers a question. Reply Yes when the "
-    "sentence itself states the answer, with no premise it does not give and no why or how it "
-    "does not explain; otherwise reply No.<|im_end|>\n<|im_start|>user\n"
-)
-QUESTION_AFTER = "\nQuestion: "
+# the instruction comes first so that only the sentence, the query and ASK are paid per pair;
+# each form of query (generation.prompt.Form) is asked what the strict rule asks of it
+INSTRUCTIONS = {
+    "question": (
+        "<|im_start|>system\nYou check whether a sentence answers a question. Reply Yes when the "
+        "sentence itself states the answer, with no premise it does not give and no why or how it "
+        "does not explain; otherwise reply No.<|im_end|>\n<|im_start|>user\n"
+    ),
+    "claim": (
+        "<|im_start|>system\nYou check whether a sentence states a claim. Reply Yes when the "
+        "sentence itself states the claim, adding nothing it does not say and no certainty it "
+        "does not have; otherwise reply No.<|im_end|>\n<|im_start|>user\n"
+    ),
+    "keywords": (
+        "<|im_start|>system\nYou check whether a sentence answers a keyword search. Reply Yes "
+        "when the sentence itself gives what the search looks for; otherwise reply No."
+        "<|im_end|>\n<|im_start|>user\n"
+    ),
+}
+QUERY_AFTER = {"question": "\nQuestion: ", "claim": "\nClaim: ", "keywords": "\nSearch: "}
 ASK = "<|im_end|>\n<|im_start|>assistant\n"
 CONTEXT_TOKENS = 1024  # a sentence and a question; longer sentences are cut to fit
 SENTENCE_TOKENS = 600
@@ -60,11 +73,11 @@ class Reader:
     def _tokens(self, text: str, special: bool = False) -> list[int]:
         return self._llm.tokenize(text.encode(), add_bos=False, special=special)
 
-    def read(self, sentence: str, question: str) -> tuple[float, float]:
-        """(answer_margin, writer_likelihood) of one pair."""
-        head = self._tokens(INSTRUCTION, special=True)
+    def read(self, sentence: str, question: str, form: str = "question") -> tuple[float, float]:
+        """(answer_margin, writer_likelihood) of one pair; `question` is a query of `form`."""
+        head = self._tokens(INSTRUCTIONS[form], special=True)
         head += self._tokens("Sentence: " + sentence)[:SENTENCE_TOKENS]
-        head += self._tokens(QUESTION_AFTER)
+        head += self._tokens(QUERY_AFTER[form])
         asked = self._tokens(question.strip())[:100] or self._tokens("?")
         tail = self._tokens(ASK, special=True)
         tokens = head + asked + tail

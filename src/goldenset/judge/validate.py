@@ -39,6 +39,7 @@ FOLDS, REPEATS, SEED = 5, 20, 0
 JUDGE_LABELS = {
     Path("labels/strict.jsonl"): Path("data/docs"),
     Path("labels/squad.jsonl"): Path("labels/squad"),
+    Path("labels/claims.jsonl"): Path("data/docs"),  # claims: the reader asks "does it state it"
 }
 JUDGE_REPORT = Path("reports/judge.md")
 # the failure kinds of labels/README.md that fail each criterion
@@ -139,12 +140,19 @@ def estimate_lines(rows: pd.DataFrame) -> list[str]:
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--features", type=Path, help="also write every label with its features")
+    args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     referee, read = load_referee(), Reader().read
     rows = pd.concat(
         [labelled_features(path, corpus, referee, read) for path, corpus in JUDGE_LABELS.items()],
         ignore_index=True,
     )
+    if args.features:
+        rows.to_json(args.features, orient="records", lines=True, force_ascii=False)
     judge, report = validate(rows)
     write_atomically(WEIGHTS, judge_json(judge))
     write_atomically(JUDGE_REPORT, report)

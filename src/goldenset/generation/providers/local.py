@@ -28,7 +28,7 @@ from pydantic import Field
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import Section
 from goldenset.generation.interface import RETRY_TEMPERATURE, Completion, attempt_temperature
-from goldenset.generation.prompt import few_shot_turns
+from goldenset.generation.prompt import FORMS, few_shot_turns
 from goldenset.generation.providers.local_model import (
     INSTALL_HINT,
     MODEL_FILE,
@@ -257,9 +257,10 @@ def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
     everything before the turn to answer.
     """
     start = 1 if chat and chat[0]["role"] == "system" else 0
-    fixed = few_shot_turns()
-    if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
-        return chat[: start + len(fixed)]
+    for form in FORMS.values():
+        fixed = few_shot_turns(form)
+        if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
+            return chat[: start + len(fixed)]
     return chat[:-1]
 
 
