@@ -177,11 +177,9 @@ def report(records: list[dict], most: int, examples: np.ndarray, form: str) -> N
 def _pick(candidates, aim, rule):
     from goldenset.generation.session import pick
 
-    return (
-        candidates[0]
-        if rule == "first"
-        else pick(candidates, None if rule == "least_echo" else aim)
-    )
+    if rule == "first" or (rule == "aim" and aim is None):
+        return candidates[0]
+    return pick(candidates, 0.0 if rule == "least_echo" else aim)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ yield (kept / requests), median echo (content-word overlap of each question with
 title and text) and the ratios.
 
     PYTHONPATH=src python benchmarks/bench_writer.py [--questions 24] [--baseline 559ea75]
+
+Against the previous release's writer (questions, no title, one answer per prompt):
+    PYTHONPATH=src python benchmarks/bench_writer.py --questions 60 --baseline 6e27c7a
 """
 
 from __future__ import annotations
@@ -80,6 +83,11 @@ def run_path(label: str, src: Path, generate: dict, questions: int, cache: Path)
         from goldenset.generation.prompt import pick_examples
 
         examples = params.example_queries or []
+        if "aim_examples" in run_generation.__code__.co_varnames:  # a file of them, aimed at
+            from goldenset.corpus.queries import read_examples
+
+            extra["aim_examples"] = read_examples(params.example_queries)
+            examples = [example.text for example in extra["aim_examples"]]
         extra["example_queries"] = pick_examples(examples, params.example_count, params.seed)
     started = time.perf_counter()
     result = run_generation(documents, params, provider=provider, progress=False, **extra)

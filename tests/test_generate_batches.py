@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from goldenset.corpus.queries import ExampleQuery
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.passages import passages_for
@@ -242,11 +243,22 @@ def test_batch_with_another_provider_is_one_clear_error(tmp_path):
 
 
 def test_a_querys_candidates_go_in_one_round_and_match_the_synchronous_path(tmp_path):
-    params = settings(tmp_path / "batch", candidates=3)
+    # ten examples that echo half of the first document's words: every query has an aim
+    words = sorted({w.lower() for w in DOCUMENTS[0][1].split() if w.isalpha() and len(w) > 3})
+    examples = [ExampleQuery(" ".join(words[:5] + ["zzq"] * 5), DOCUMENTS[0][0])] * 10
+    params = settings(tmp_path / "batch", candidates=3, aim_echo=True)
     with LoopbackBatches() as server:
         provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
-        result = run_generation(DOCUMENTS, params, provider=provider, progress=False)
+        result = run_generation(
+            DOCUMENTS, params, provider=provider, progress=False, aim_examples=examples
+        )
         assert server.creates == 1  # the three samples of each prompt need no answer before them
     assert result.stats.cache_hits == 18 and len(result.rows) == 6
-    sync = synchronous(settings(tmp_path / "sync", batch=False, candidates=3), {})
+    sync_params = settings(tmp_path / "sync", batch=False, candidates=3, aim_echo=True)
+    with LoopbackLLM() as server:
+        provider = AnthropicProvider(sync_params, api_key=KEY, base_url=server.url)
+        sync = run_generation(
+            DOCUMENTS, sync_params, provider=provider, progress=False, aim_examples=examples
+        )
+        assert server.requests == 18
     assert result.rows == sync.rows

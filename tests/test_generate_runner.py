@@ -480,9 +480,10 @@ def test_candidates_sample_one_prompt_and_the_one_nearest_the_aim_is_kept(tmp_pa
     # an aim of 0.5 keeps the first answer at 0.5, from the cache: nothing is asked again
     at_half = aimed(server, params.model_copy(update={"cache_dir": params.cache_dir}), aim_at(0.5))
     assert at_half.stats.requests == 0 and kept(at_half) == broad
-    # without an aim, the least echoing
+    # without an aim there is nothing to choose by: one answer, the first
     plain = generate(server, params.model_copy(update={"aim_echo": False}))
-    assert plain.stats.requests == 0 and kept(plain) == narrow
+    assert plain.stats.requests == 0 and kept(plain) == broad
+    assert plain.stats.cache_hits == 12
 
 
 def test_candidates_go_on_past_invalid_answers_until_one_is_valid(tmp_path, server):
@@ -490,7 +491,7 @@ def test_candidates_go_on_past_invalid_answers_until_one_is_valid(tmp_path, serv
     first = passages(params)[0]
     good = question_for(first.text[slice(*first.targets[0])])
     server.script_for(first.text, Reply("no question"), Reply("nor this"), Reply(good))
-    result = generate(server, params)
+    result = aimed(server, params, aim_at(0.5))
     hits = [hit for hit in server.hits if hit.passage == first.text]
     assert len(hits) == 3 and len(result.rows) == 12
     assert hits[2].last_turn.startswith("That question cannot")  # past the candidates: corrected

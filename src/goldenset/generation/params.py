@@ -35,7 +35,7 @@ class GenerateFields(Section):
     request_timeout: float = Field(60.0, gt=0)
     max_tokens: int = Field(48, gt=0)
     max_echo: float | None = Field(
-        0.9, gt=0, le=1, description="content-word overlap above which a question echoes"
+        0.7, gt=0, le=1, description="content-word overlap above which a question echoes"
     )
     distinctive_share: float | None = Field(
         0.01,
@@ -52,19 +52,19 @@ class GenerateFields(Section):
     example_queries: ExampleQueries = None
     example_count: int = Field(5, ge=0, description="how many example queries the prompt shows")
     form: Literal["auto", "question", "claim", "keywords"] = Field(
-        "auto",
+        "question",
         description="what the writer writes; auto: the form most example queries take "
         "(questions without examples)",
     )
     show_title: bool = Field(True, description="the writer sees the document's title")
     candidates: int = Field(
-        3,
+        1,
         ge=1,
-        description="answers sampled from one prompt per query; the valid one nearest its echo "
-        "aim (else the least echoing) is kept",
+        description="answers sampled from one prompt per query, the valid one nearest its echo "
+        "aim kept (generate.aim_echo; without an aim, one answer)",
     )
     aim_echo: bool = Field(
-        True, description="each query aims at an echo drawn from the example queries' echoes"
+        False, description="each query aims at an echo drawn from the example queries' echoes"
     )
     temperature: float = Field(
         0.0, ge=0, description="openai and local only: the anthropic SDK 2.x takes no sampling"

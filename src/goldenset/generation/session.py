@@ -92,11 +92,9 @@ def shown_corrections(
     ]
 
 
-def pick(candidates: Sequence[Candidate], aim: float | None) -> Candidate:
-    """The candidate whose echo is nearest the aim, or without an aim the least echoing: the
-    first such in sampling order."""
-    target = 0.0 if aim is None else aim
-    return min(candidates, key=lambda candidate: abs(candidate.echo - target))
+def pick(candidates: Sequence[Candidate], aim: float) -> Candidate:
+    """The candidate whose echo is nearest the aim: the first such in sampling order."""
+    return min(candidates, key=lambda candidate: abs(candidate.echo - aim))
 
 
 class Session:
@@ -120,8 +118,11 @@ class Session:
         self.form = FORMS[users_form(example_queries) if chosen == "auto" else chosen]
         self.system = system_prompt(example_queries, self.form)
         self.titles = titles if params.show_title and titles else {}
+        # answers sampled per query: only an echo aim has anything to choose them by (of 241
+        # labelled claims, the least echoing candidates passed least often)
+        self.candidates = params.candidates if aims is not None else 1
         # tries after the first that ask the same prompt again before any correction is shown
-        self.uncorrected = max(params.resamples, params.candidates - 1)
+        self.uncorrected = max(params.resamples, self.candidates - 1)
         self.example_queries = list(example_queries)
         self.sources = sources  # doc_id -> the document a question must not echo
         self.specificity = specificity
@@ -182,15 +183,15 @@ class Session:
     def ask_question(
         self, passage: Passage, question_index: int, asked: list[str], on_miss: MissHandler
     ) -> Outcome:
-        """Ask until generate.candidates answers are in and one is valid, or the tries run out;
-        keep the valid one nearest its echo aim."""
+        """Ask until `self.candidates` answers are in and one is valid, or the tries run out;
+        keep the valid one nearest the query's echo aim (the first, without an aim)."""
         outcome = Outcome()
         corrections: list[Correction] = []
         target = passage.targets[question_index]
         source = self.sources[passage.doc_id]
         valid = outcome.candidates
         for attempt in range(self.params.max_attempts):
-            if valid and attempt >= self.params.candidates:
+            if valid and attempt >= self.candidates:
                 break
             shown = shown_corrections(corrections, attempt, self.uncorrected)
             messages = self.messages(passage, target, asked, shown)
@@ -206,7 +207,7 @@ class Session:
                 if completion is None:
                     # the candidates still to come ask this same prompt whatever this answer
                     # says: a batch asks for them in the same round
-                    for later in range(attempt + 1, self.params.candidates):
+                    for later in range(attempt + 1, self.candidates):
                         on_miss(self.key(messages, question_index, later), messages, later)
                     outcome.not_asked = True
                     return outcome
@@ -218,7 +219,8 @@ class Session:
                 outcome.answers.append(completion.text)
                 corrections.append(Correction(completion.text, invalid.detail, invalid.code))
         if valid:
-            chosen = pick(valid, self.aim(passage, question_index))
+            aim = self.aim(passage, question_index)
+            chosen = valid[0] if aim is None else pick(valid, aim)
             outcome.answer = Answer(chosen.query, *target)
         return outcome
 
