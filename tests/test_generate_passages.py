@@ -154,7 +154,7 @@ def test_a_passage_that_repeats_a_chosen_one_is_not_asked_twice():
     documents = make_documents(3, sentences=12)
     boiler = (
         "Forward-looking statements in this report involve risks and uncertainties, and actual "
-        "results can differ materially from those expressed or implied here. "
+        "results may differ materially from those expressed or implied here. "
     )
     filing = [("filing", " ".join([boiler] * 30) + documents[0][1])]
     repeated = sample(filing, max_questions=40, passage_size=300, min_chars=100)
@@ -240,18 +240,3 @@ def test_the_documents_title_is_no_target():
     assert [titled.text[s:e] for s, e in titled.targets] == [text.partition(". ")[2]]
     assert title_span(text, title) == (0, len(title))
     assert title_span(text, "") is None and title_span(text, "Another title") is None
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "Inhibitors of mammalian TOR may be useful in the treatment of cancer and diabetes.",
-        "These results suggest that 16-nt duplexes are more potent triggers of RNAi in cells.",
-        "Among women aged 35 to 60 years, the relative detection of HPV against cytology at round "
-        "one was 2.00 for CIN2, 2.08 for CIN3 and 2.03 for both together in the trial.",
-    ],
-)
-def test_a_speculation_or_a_sentence_over_thirty_words_is_no_target(sentence):
-    # a writer hardens a hedge into a fact, and drops or swaps a part of a long sentence
-    assert not states_a_finding(sentence)
-    assert states_a_finding("Daily vitamin D did not reduce fractures in a trial of 2,000 adults.")

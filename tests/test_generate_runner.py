@@ -282,7 +282,7 @@ def test_several_questions_per_passage_ask_about_different_things(tmp_path, serv
     for row in result.rows:
         by_passage.setdefault((row["doc_id"], row["passage_start"]), []).append(row["question"])
     assert all(len(set(questions)) == 2 for questions in by_passage.values())
-    follow_ups = [hit for hit in server.hits if "Already written" in hit.last_turn]
+    follow_ups = [hit for hit in server.hits if "Already asked" in hit.last_turn]
     assert len(follow_ups) == 3
 
 

@@ -82,6 +82,7 @@ def test_messages_are_few_shot_turns_then_the_title_and_the_marked_passage():
     marked = mark_target("Intro. A fact about things. Outro.", 7, 27)
     assert marked == "Intro. <target>A fact about things.</target> Outro."
     messages = build_messages(marked, title="Things")
+    assert "document's title" in system_prompt(titled=True) and "title" not in SYSTEM
     roles = [m["role"] for m in messages]
     assert roles == ["user", "assistant"] * len(FEW_SHOT) + ["user"]
     assert messages[-1]["content"] == f"<title>Things</title>\n<passage>\n{marked}\n</passage>"
@@ -172,14 +173,14 @@ def test_example_queries_are_picked_by_seed_the_same_way_everywhere():
 
 def test_retry_turns_tell_the_model_what_was_wrong():
     messages = build_messages("A passage.", asked=["Who?"], corrections=[("", "it was empty")])
-    assert "Already written" in messages[-3]["content"] and "- Who?" in messages[-3]["content"]
+    assert "Already asked" in messages[-3]["content"] and "- Who?" in messages[-3]["content"]
     assert messages[-2] == {"role": "assistant", "content": "(empty reply)"}
     assert messages[-1]["role"] == "user" and "it was empty" in messages[-1]["content"]
 
 
 # Pinned: a prompt edit re-asks every question, so it must change this value on purpose.
 # After such an edit, put the new value here.
-PINNED_PROMPT_SHA = "a8448c2e2a9c54aa"
+PINNED_PROMPT_SHA = "a13bf1f4d9ef6ce0"
 
 
 def test_prompt_sha_is_a_stable_short_hash():

@@ -56,7 +56,7 @@ class GenerateFields(Section):
         description="what the writer writes; auto: the form most example queries take "
         "(questions without examples)",
     )
-    show_title: bool = Field(True, description="the writer sees the document's title")
+    show_title: bool = Field(False, description="the writer sees the document's title")
     candidates: int = Field(
         1,
         ge=1,

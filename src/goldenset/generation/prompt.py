@@ -37,6 +37,8 @@ class Form:
     relation: str  # how its evidence sentence relates to it
     reply: str  # what the one-line reply looks like
     answers: tuple[str, ...]  # one per FEW_SHOT passage
+    verb: str = "write"  # "ask a question", "write a claim"
+    past: str = "written"
     # how to word the rest: a question may paraphrase freely, since it asserts nothing; a claim
     # asserts, and a small model told to paraphrase it turns "is linked to" into "causes"
     wording: str = "say everything else in your own everyday words, not the passage's wording."
@@ -52,6 +54,8 @@ QUESTION = Form(
         "Who do I ask to get an old copy of my data back from the storage team, and how fast?",
         "Do daily vitamin D pills stop broken bones?",
     ),
+    verb="ask",
+    past="asked",
 )
 # A claim passes the strict rule when its sentence itself states it: the relation says so, since
 # a small model shown a title otherwise copies the title's promise or hardens a "may" into a fact.
@@ -85,9 +89,9 @@ FORMS: dict[str, Form] = {form.name: form for form in (QUESTION, CLAIM, KEYWORDS
 
 SYSTEM = """You write test {noun}s for a search engine over a team's documents.
 
-You get a document's title and a passage of it in which one sentence is marked \
-<target>...</target>. Write ONE {noun} that the marked sentence {relation}, the way a user who \
-has not read the passage would type it into a search box.
+You get {shown} in which one sentence is marked <target>...</target>. Write ONE {noun} \
+that the marked sentence {relation}, the way a user who has not read the passage would type it \
+into a search box.
 - Keep the one specific name or term the marked sentence is about (a gene, drug, product, \
 place, person, number) so the {noun} could only be about this document; {wording}
 - The {noun} must stand on its own; never say "the passage", "the text", "this study", \
@@ -96,13 +100,14 @@ place, person, number) so the {noun} could only be about this document; {wording
 - Reply with the {noun} only: {reply}."""
 
 EXAMPLES_TEMPLATE = (
-    "\n\nReal users' searches look like these; match their form, vocabulary and length (they are "
-    "style examples only, never write about them):\n{examples}"
+    "\n\nReal users' searches look like these; match their vocabulary and length, but still "
+    "{verb} a {noun} (they are style examples only, never {verb} about them):\n{examples}"
 )
+SHOWN = {False: "a passage", True: "a document's title and a passage of it"}
 TITLE_TEMPLATE = "<title>{title}</title>\n"
 PASSAGE_TEMPLATE = "<passage>\n{passage}\n</passage>"
 TARGET_OPEN, TARGET_CLOSE = "<target>", "</target>"
-ASKED_TEMPLATE = "\n\nAlready written about this passage, so write something else:\n{asked}"
+ASKED_TEMPLATE = "\n\nAlready {past} about this passage, so {verb} something else:\n{asked}"
 # the target sentence is repeated: small models otherwise drift to a few-shot passage's target
 CORRECTION_TEMPLATE = (
     "That {noun} cannot be used: {reason}. Reply with only a new one-line {noun} that this "
@@ -176,16 +181,22 @@ def pick_examples(queries: Sequence[str], count: int, seed: int) -> list[str]:
     return ranked[:count]
 
 
-def system_prompt(example_queries: Sequence[str] = (), form: Form = QUESTION) -> str:
-    """The system prompt for one form, with real users' queries as style examples when there are
-    any."""
+def system_prompt(
+    example_queries: Sequence[str] = (), form: Form = QUESTION, *, titled: bool = False
+) -> str:
+    """The system prompt for one form (titled: the writer is shown the document's title), with
+    real users' queries as style examples when there are any."""
     text = SYSTEM.format(
-        noun=form.noun, relation=form.relation, reply=form.reply, wording=form.wording
+        noun=form.noun,
+        relation=form.relation,
+        reply=form.reply,
+        wording=form.wording,
+        shown=SHOWN[titled],
     )
     if not example_queries:
         return text
     listed = "\n".join(f"- {query}" for query in example_queries)
-    return text + EXAMPLES_TEMPLATE.format(examples=listed)
+    return text + EXAMPLES_TEMPLATE.format(verb=form.verb, noun=form.noun, examples=listed)
 
 
 def few_shot_passages() -> list[str]:
@@ -193,20 +204,23 @@ def few_shot_passages() -> list[str]:
     return [passage.replace(TARGET_OPEN, "").replace(TARGET_CLOSE, "") for _, passage in FEW_SHOT]
 
 
-def few_shot_turns(form: Form = QUESTION) -> list[dict[str, str]]:
+def few_shot_turns(form: Form = QUESTION, *, titled: bool = False) -> list[dict[str, str]]:
     """The fixed turns every request of one form starts with (after the system prompt)."""
     turns: list[dict[str, str]] = []
     for (title, passage), answer in zip(FEW_SHOT, form.answers, strict=True):
-        turns.append({"role": "user", "content": user_turn(passage, title=title)})
+        turns.append({"role": "user", "content": user_turn(passage, title=title if titled else "")})
         turns.append({"role": "assistant", "content": answer})
     return turns
 
 
-def user_turn(marked_passage: str, asked: Sequence[str] = (), title: str = "") -> str:
+def user_turn(
+    marked_passage: str, asked: Sequence[str] = (), title: str = "", form: Form = QUESTION
+) -> str:
     text = TITLE_TEMPLATE.format(title=title.strip()) if title.strip() else ""
     text += PASSAGE_TEMPLATE.format(passage=marked_passage)
     if asked:
-        text += ASKED_TEMPLATE.format(asked="\n".join(f"- {query}" for query in asked))
+        listed = "\n".join(f"- {query}" for query in asked)
+        text += ASKED_TEMPLATE.format(past=form.past, verb=form.verb, asked=listed)
     return text
 
 
@@ -215,17 +229,20 @@ def build_messages(
     asked: Sequence[str] = (),
     corrections: Sequence[tuple[str, str]] = (),
     *,
-    title: str = "",
+    title: str | None = None,
     form: Form = QUESTION,
 ) -> list[dict[str, str]]:
-    """Chat turns for one query: the few-shot examples, the document's title and the marked
-    passage, then one (answer, reason) exchange per earlier invalid answer, so a retry knows what
-    was wrong even at temperature 0.
+    """Chat turns for one query: the few-shot examples, the marked passage (below its
+    document's title, unless title is None: the writer is not shown titles), then one (answer,
+    reason) exchange per earlier invalid answer, so a retry knows what was wrong even at
+    temperature 0.
 
     asked: queries already accepted for this passage (for questions_per_passage > 1).
     """
-    messages = few_shot_turns(form)
-    messages.append({"role": "user", "content": user_turn(marked_passage, asked, title)})
+    messages = few_shot_turns(form, titled=title is not None)
+    messages.append(
+        {"role": "user", "content": user_turn(marked_passage, asked, title or "", form)}
+    )
     target = marked_passage.partition(TARGET_OPEN)[2].partition(TARGET_CLOSE)[0]
     for answer, reason in corrections:
         # the Messages API refuses an empty assistant turn
@@ -242,6 +259,7 @@ def _prompt_sha() -> str:
         "system": SYSTEM,
         "examples": EXAMPLES_TEMPLATE,
         "title": TITLE_TEMPLATE,
+        "shown": SHOWN,
         "passage": PASSAGE_TEMPLATE,
         "target": [TARGET_OPEN, TARGET_CLOSE],
         "asked": ASKED_TEMPLATE,

@@ -116,8 +116,8 @@ class Session:
         self.aims = aims  # the example queries' echoes a question's aim is drawn from (aim.py)
         chosen = params.form
         self.form = FORMS[users_form(example_queries) if chosen == "auto" else chosen]
-        self.system = system_prompt(example_queries, self.form)
-        self.titles = titles if params.show_title and titles else {}
+        self.system = system_prompt(example_queries, self.form, titled=params.show_title)
+        self.titles = titles or {}
         # answers sampled per query: only an echo aim has anything to choose them by (of 241
         # labelled claims, the least echoing candidates passed least often)
         self.candidates = params.candidates if aims is not None else 1
@@ -176,7 +176,7 @@ class Session:
             mark_target(passage.text, *target),
             asked,
             corrections,
-            title=self.titles.get(passage.doc_id, ""),
+            title=self.titles.get(passage.doc_id, "") if self.params.show_title else None,
             form=self.form,
         )
 

@@ -258,9 +258,10 @@ def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:
     """
     start = 1 if chat and chat[0]["role"] == "system" else 0
     for form in FORMS.values():
-        fixed = few_shot_turns(form)
-        if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
-            return chat[: start + len(fixed)]
+        for titled in (False, True):
+            fixed = few_shot_turns(form, titled=titled)
+            if chat[start : start + len(fixed)] == fixed and len(chat) > start + len(fixed):
+                return chat[: start + len(fixed)]
     return chat[:-1]
 
 
