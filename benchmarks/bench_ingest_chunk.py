@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from goldenset.chunking.configured import chunk_documents
 from goldenset.chunking.params import ChunkParams
-from goldenset.chunking.strategies import chunk_documents
 from goldenset.core.packaged_models import resolve_model_path
 from goldenset.corpus.documents import documents_frame
 from goldenset.corpus.ingest import ingest

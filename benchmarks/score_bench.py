@@ -15,8 +15,8 @@ before the bare multiply, whose 4 GB result would otherwise own the peak.
 Run: PYTHONPATH=src python benchmarks/score_bench.py [--chunks N --questions N --dim N]
 
 With --project DIR it times instead what the score stage runs on that project's pipeline files
-(goldenset.scoring.run: read_score_inputs, then score_inputs, every enabled retriever on every
-query set, nothing written), the functions the stage and `goldenset calibrate` call.
+(goldenset.scoring.configuration: read_score_inputs, then score_inputs, every enabled retriever
+on every query set, nothing written), the functions the stage and `goldenset calibrate` call.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from scipy import sparse
 
-from goldenset.scoring.metrics import evaluate
+from goldenset.metrics.ranking import evaluate
 from goldenset.scoring.retrievers.dense import DenseScores
 from goldenset.scoring.topk import block_rows_for, top_k
 from goldenset.testing.metrics import mean_metrics
@@ -201,10 +201,10 @@ def report(result: dict) -> None:
 def time_configuration(project: Path) -> None:
     """The score stage's computation on a project's files, timed: one configuration."""
     from goldenset.params import load_params
-    from goldenset.scoring.run import read_score_inputs, score_inputs
+    from goldenset.scoring.configuration import read_score_inputs, score_inputs
 
     params = load_params(project / "params.yaml")
-    wall, cpu, inputs = timed(read_score_inputs, project)
+    wall, cpu, inputs = timed(read_score_inputs, params.score, params.retrievers, project)
     print(f"{project}: inputs read in {wall:.2f} s ({cpu:.2f} s CPU)")
     wall, cpu, outputs = timed(score_inputs, inputs, params.score, params.retrievers)
     print(

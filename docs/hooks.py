@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from mkdocs.structure.files import File, Files
 
-from goldenset.docs_reference import pages
+sys.path.insert(0, str(Path(__file__).parent))  # reference.py beside this file: not the package's
+from reference import pages  # noqa: E402
 
 
 def on_files(files: Files, config) -> Files:

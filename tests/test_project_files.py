@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import pkgutil
 from pathlib import Path
 
 import yaml
@@ -51,19 +52,47 @@ def module_file(name: str) -> Path | None:
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
+def registry_builtins(tree: ast.AST) -> list[str]:
+    """The modules a `Registry(kind, point, [modules])` call imports when first read (every
+    module of a package named there), and its extension point."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Registry":
+            for module in ast.literal_eval(node.args[2]):
+                path = module_file(module)
+                names.append(module)
+                if path is not None and path.name == "__init__.py":
+                    names += [
+                        f"{module}.{found.name}" for found in pkgutil.iter_modules([path.parent])
+                    ]
+    return names
+
+
+def extension_points(files: set[Path]) -> set[str]:
+    """The extension points whose registries the files define."""
+    points = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Registry":
+                points.add(ast.literal_eval(node.args[1]))
+    return points
+
+
 def imported_files(script: Path) -> set[Path]:
     """goldenset files a script imports, transitively, wherever the import statement sits (but
-    under ``if TYPE_CHECKING:``)."""
+    under ``if TYPE_CHECKING:``), and those a registry it reads imports when first read."""
     seen: set[Path] = set()
     pending = [script]
     while pending:
         tree = ast.parse(pending.pop().read_text(encoding="utf-8"))
         skipped = for_type_checkers(tree)
-        for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
+        for node in [*ast.walk(tree), None]:
             names = []
-            if isinstance(node, ast.Import):
+            if node is None:
+                names = registry_builtins(tree)
+            elif id(node) in skipped:
+                continue
+            elif isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 # `from goldenset.x import y` may import the module goldenset.x.y
@@ -96,6 +125,10 @@ def test_every_stage_depends_on_every_module_it_runs():
             if not any(path == dep or dep in path.parents for dep in deps)
         ]
         assert sorted(uncovered) == [], name
+        # the plugins of each extension point it reads, and of no other
+        plugins = {dep for dep in stage["deps"] if dep.startswith(f"{paths.PLUGINS.as_posix()}/")}
+        wanted = {f"{paths.PLUGINS.as_posix()}/{point}.json" for point in extension_points(needed)}
+        assert plugins == wanted, name
 
 
 def test_imported_files_follows_imports_inside_functions(tmp_path):
@@ -108,6 +141,16 @@ def test_imported_files_follows_imports_inside_functions(tmp_path):
         "goldenset/scoring/ranked.py",
         "goldenset/core/errors.py",
     } <= found
+
+
+def test_imported_files_follows_a_registry_to_the_modules_it_imports_when_read():
+    stages = SOURCE / "goldenset" / "stages"
+    score = imported_files(stages / "score.py")
+    # nothing imports the ranking measures or a retriever module by name: their registries do
+    assert SOURCE / "goldenset" / "metrics" / "ranking_measures.py" in score
+    assert SOURCE / "goldenset" / "scoring" / "retrievers" / "fusion.py" in score
+    assert extension_points(score) == {"retrievers", "metrics", "query_sets"}
+    assert extension_points(imported_files(stages / "generate.py")) == {"providers"}
 
 
 def test_imported_files_leaves_out_imports_for_type_checkers(tmp_path):
@@ -167,7 +210,12 @@ def unnamed_files(stages: dict, named: dict[str, str]) -> tuple[list[str], list[
     unnamed = sorted(
         file for file in files if not ({file, *map(str, Path(file).parents)} & folders)
     )
-    unused = sorted(name for name, path in named.items() if path not in files)
+    # a file inside a folder dvc.yaml lists (data/query_sets/sets.json) is used through it
+    unused = sorted(
+        name
+        for name, path in named.items()
+        if not ({path, *map(str, Path(path).parents)} & set(files))
+    )
     return unnamed, unused
 
 

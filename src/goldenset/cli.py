@@ -15,12 +15,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
-from goldenset.compare.params import CompareParams
+from goldenset.compare.params import CompareCommand, CompareParams
 from goldenset.compare.regressed import Texts, most_regressed
 from goldenset.compare.render import render_markdown, render_text
 from goldenset.compare.revisions import label, read_results, read_texts
 from goldenset.core.errors import GoldensetError
-from goldenset.params import load_params
+from goldenset.core.params import load_stage_params
 
 # Exit statuses of `goldenset compare`
 NO_REGRESSION, REGRESSION, REFUSED = 0, 1, 2
@@ -197,7 +197,7 @@ def run_compare(args: argparse.Namespace) -> int:
 def _compare_params(repo: str) -> CompareParams:
     """The compare section of the working tree's params.yaml: the gate is the policy of the
     checkout that runs it (in CI, the branch under review), whichever revisions it compares."""
-    params = load_params(Path(repo) / "params.yaml").compare
+    params = load_stage_params(CompareCommand, Path(repo) / "params.yaml").compare
     if params is None:
         raise GoldensetError("params.yaml: compare: missing; add the compare section (its gate)")
     return params

@@ -21,8 +21,6 @@ import subprocess
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
-from types import UnionType
-from typing import Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel
@@ -32,6 +30,7 @@ from ruamel.yaml.comments import CommentedMap
 import goldenset
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
+from goldenset.core.params import section_model
 from goldenset.params import Params
 
 PACKAGE = Path(goldenset.__file__).parent
@@ -145,17 +144,6 @@ def _dump(data: CommentedMap) -> str:
     return out.getvalue()
 
 
-def section_model(model: type[BaseModel], key: str) -> type[BaseModel] | None:
-    """The params model of a nested section (also when it is optional), None for a value."""
-    field = model.model_fields.get(key)
-    if field is None:
-        return None
-    kinds = [field.annotation]
-    if get_origin(field.annotation) in (Union, UnionType):
-        kinds = list(get_args(field.annotation))
-    return next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)), None)
-
-
 def add_missing(
     mine: CommentedMap, new: CommentedMap, model: type[BaseModel], where: str = ""
 ) -> list[str]:
@@ -169,7 +157,8 @@ def add_missing(
                 mine.ca.items[key] = new.ca.items[key]
             added.append(where + str(key))
             continue
-        nested = section_model(model, key)
+        field = model.model_fields.get(key)
+        nested = None if field is None else section_model(field.annotation)
         if nested is not None and isinstance(mine[key], dict) and isinstance(value, dict):
             added += add_missing(mine[key], value, nested, f"{where}{key}.")
     return added

@@ -25,8 +25,9 @@ from scipy.sparse import csr_array
 from goldenset.core.echo import WindowIndex, echo, overlap
 from goldenset.core.params import AuditParams
 from goldenset.core.stats import bootstrap_interval
+from goldenset.corpus.querysets import QuerySet, references
 from goldenset.judge.model import CRITERIA, TRUSTED_AUC
-from goldenset.scoring.chance import chance_levels
+from goldenset.metrics.chance import chance_levels
 
 # "What is X?", "Who were the Y?": a look-up of a name or term, answered by a definition, ending
 # within a few words. Questions that go on ("What is the effect of X on Y?") do not match.
@@ -41,10 +42,11 @@ def is_definitional(question: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Judged:
-    """The judge's probability that a strict reviewer accepts each judged question (a column per
-    criterion, indexed by the question's row in the golden set: a seeded sample of the rows, or
-    all) and each criterion's cross-validated ROC AUC on the labels."""
+class Acceptance:
+    """The audit's judge on the golden set: the probability that a strict reviewer accepts each
+    judged question (a column per criterion, indexed by the question's row in the golden set: a
+    seeded sample of the rows, or all) and each criterion's cross-validated ROC AUC on the
+    labels."""
 
     probabilities: pd.DataFrame
     aucs: dict[str, float]
@@ -129,24 +131,46 @@ def real_query_echoes(
     ]
 
 
+@dataclass(frozen=True)
+class ChanceLimit:
+    """score.ks and score.max_chance: the golden set's document view must clear chance."""
+
+    ks: Sequence[int]
+    max_chance: float
+
+
+def reference_echoes(
+    query_sets: Mapping[str, QuerySet], documents: dict[str, WindowIndex]
+) -> dict[str, list[float] | None]:
+    """Each reference set's echoes by its label (real queries first), None for a set without
+    questions: each document judged relevant (holding evidence) to a question is read."""
+    echoes: dict[str, list[float] | None] = {}
+    for entry in references():
+        found = query_sets[entry.name]
+        questions = pd.DataFrame({"qid": found.qids, "text": found.texts})
+        judged = found.document_judgments() if len(found) else None
+        echoes[str(entry.echo_label)] = (
+            None if judged is None else real_query_echoes(questions, judged, documents)
+        )
+    return echoes
+
+
 def run_audit(
     golden: pd.DataFrame,
     documents: dict[str, WindowIndex],
     question_vectors: np.ndarray,
     generate_stats: dict,
-    real_echoes: list[float] | None,
     params: AuditParams,
-    judged: Judged | None = None,
-    labelled_echoes: list[float] | None = None,
-    references: Mapping[str, list[float] | None] | None = None,
+    references: Mapping[str, list[float] | None],
+    acceptance: Acceptance | None = None,
+    chance: ChanceLimit | None = None,
 ) -> Audit:
     """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
 
-    judged: the judge's probabilities (None: no estimate of the strict pass share).
-    real_echoes, labelled_echoes: the reference sets' echoes (real_query_echoes); the median gap
-    is taken against real queries, else against labelled questions. references: every
-    reference set's echoes by its label (goldenset.corpus.querysets), the yardstick first; given,
-    it stands for real_echoes and labelled_echoes."""
+    references: every reference set's echoes by its label (reference_echoes), the yardstick
+    first (real queries; labelled questions where there are none). acceptance: the judge's
+    probabilities (None: no estimate of the strict pass share). chance: the chance levels of the
+    document view, flagged above the limit (None: not computed)."""
     questions = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
     pairs = list(zip(questions["question"], questions["evidence"].astype(str), strict=True))
@@ -156,9 +180,9 @@ def run_audit(
         for q, d in zip(questions["question"], questions["doc_id"], strict=True)
     ]
     questions["definitional"] = [is_definitional(q) for q in questions["question"]]
-    if judged is not None:
-        for criterion in judged.probabilities:
-            questions[f"p_{criterion}"] = judged.probabilities[criterion]  # NaN: not judged
+    if acceptance is not None:
+        for criterion in acceptance.probabilities:
+            questions[f"p_{criterion}"] = acceptance.probabilities[criterion]  # NaN: not judged
     duplicates = near_duplicate_pairs(question_vectors, params.duplicate_cosine)
     n = len(questions)
 
@@ -181,10 +205,8 @@ def run_audit(
         "documents_covered": int(questions["doc_id"].nunique()),
         "documents": len(documents),
     }
-    if judged is not None:
-        metrics["judge"] = judge_estimates(judged, params)
-    if references is None:
-        references = {"real_queries": real_echoes, "labelled_queries": labelled_echoes}
+    if acceptance is not None:
+        metrics["judge"] = judge_estimates(acceptance, params)
     for name, echoes in references.items():
         if echoes is not None:
             metrics[name] = _reference_echoes(echoes, params.echo_threshold)
@@ -196,23 +218,29 @@ def run_audit(
             metrics["echo_median_gap"] = round(ours - theirs, 4)
             metrics["echo_gap_against"] = against
     flags = _flags(metrics, params)
+    levels = None
+    if chance is not None:
+        levels = document_chance(questions["doc_id"].astype(str), list(documents), chance.ks)
+        flags.extend(chance_flags(levels, len(documents), chance.max_chance))
     metrics["flags"] = len(flags)
+    if levels is not None:
+        metrics["chance"] = {"documents": len(documents), **levels}
     return Audit(metrics, flags, questions, duplicates)
 
 
-def judge_estimates(judged: Judged, params: AuditParams) -> dict:
+def judge_estimates(acceptance: Acceptance, params: AuditParams) -> dict:
     """Per criterion: the estimated share a strict reviewer accepts (the mean probability), its
     bootstrap interval over the questions, and whether the judge may be trusted on it."""
-    estimates: dict = {"judged": len(judged.probabilities)}
+    estimates: dict = {"judged": len(acceptance.probabilities)}
     settings = params.intervals
     for criterion in CRITERIA:
-        if criterion not in judged.probabilities:
+        if criterion not in acceptance.probabilities:
             continue
-        values = judged.probabilities[criterion].to_numpy(np.float64)
+        values = acceptance.probabilities[criterion].to_numpy(np.float64)
         interval = bootstrap_interval(
             values, settings.resamples, settings.confidence, settings.seed
         )
-        auc = judged.aucs[criterion]
+        auc = acceptance.aucs[criterion]
         estimates[criterion] = {
             "estimate": round(float(values.mean()), 4) if len(values) else None,
             "low": None if np.isnan(interval.low) else round(interval.low, 4),

@@ -137,15 +137,41 @@ def share(agrees: np.ndarray, separated: np.ndarray) -> float:
     return float(agrees.sum()) / count if count else math.nan
 
 
+@dataclass(frozen=True)
+class Decisions:
+    """The configuration pairs whose reference values differ significantly (paired randomization
+    test on the questions both have, p < alpha), and those the golden-set means order the same
+    way (a golden tie disagrees)."""
+
+    tests: PairTests
+    separated: np.ndarray  # per pair: the reference separates it
+    agrees: np.ndarray  # per pair: the golden set orders it as the reference does
+
+    @property
+    def agreement(self) -> float:
+        """The share of separated pairs the golden set orders alike (NaN: none separated)."""
+        return share(self.agrees, self.separated)
+
+    @property
+    def significant(self) -> int:
+        return int(self.separated.sum())
+
+    @property
+    def pairs(self) -> int:
+        return int(self.tests.first.size)
+
+    def misses(self) -> np.ndarray:
+        """The pairs the reference separates and the golden set orders the other way."""
+        return np.flatnonzero(self.separated & ~self.agrees)
+
+
 def decision_agreement(
     golden: np.ndarray, reference: np.ndarray, alpha: float, permutations: int, seed: int
-) -> tuple[float, int, int]:
-    """(agreement, significant pairs, pairs): of the configuration pairs whose reference values
-    differ significantly (paired randomization test on the questions both have, p < alpha), the
-    share where the golden-set means order the pair the same way (a golden tie disagrees)."""
+) -> Decisions:
+    """Decision agreement of the golden set with the reference over every configuration pair."""
     tests = pair_tests(reference, permutations, seed)
     separated, agrees = agreeing(config_means(golden), tests, alpha)
-    return share(agrees, separated), int(separated.sum()), int(tests.first.size)
+    return Decisions(tests, separated, agrees)
 
 
 def configuration_values(

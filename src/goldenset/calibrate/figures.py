@@ -6,18 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from goldenset.calibrate.agreement import (
     PairTests,
     View,
-    agreeing,
-    config_means,
     configuration_values,
-    pair_tests,
+    decision_agreement,
     question_matrix,
-    share,
     tau_interval,
 )
 from goldenset.calibrate.bias import FamilyBias, family_bias
@@ -47,20 +43,17 @@ def calibrate_view(
     reference = question_matrix(results, view.reference, configurations)
     seed = settings.seed
     tau, low, high = tau_interval(golden, reference, settings.resamples, settings.confidence, seed)
-    tests = pair_tests(reference, settings.permutations, seed)
-    separated, agrees = agreeing(config_means(golden), tests, settings.alpha)
-    misses = [
-        winner_first(configurations, tests, index) for index in np.flatnonzero(separated & ~agrees)
-    ]
+    decisions = decision_agreement(golden, reference, settings.alpha, settings.permutations, seed)
+    misses = [winner_first(configurations, decisions.tests, i) for i in decisions.misses()]
     return ViewResult(
         view,
         len(configurations),
         tau,
         low,
         high,
-        share(agrees, separated),
-        int(separated.sum()),
-        int(tests.first.size),
+        decisions.agreement,
+        decisions.significant,
+        decisions.pairs,
         misses,
         noise_ceiling(golden, reference, settings),
     )

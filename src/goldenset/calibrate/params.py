@@ -7,8 +7,10 @@ import re
 from pydantic import Field, model_validator
 
 from goldenset.chunking.params import ChunkParams
-from goldenset.core.params import EmbedParams, Section
-from goldenset.scoring.retrievers import REGISTRY
+from goldenset.core.params import EmbedParams, Section, StageParams
+from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.retriever_params import RetrieversParams
+from goldenset.scoring.retrievers import RETRIEVERS
 
 QUALIFIED_METRIC = re.compile(r"[a-z]\w*\.[\w@]+")
 
@@ -57,9 +59,9 @@ class CalibrateParams(Section):
     @model_validator(mode="after")
     def _registered(self) -> CalibrateParams:
         named = [*self.retrievers, *(name for pair in self.bias for name in pair)]
-        unknown = [name for name in dict.fromkeys(named) if name not in REGISTRY]
+        unknown = [name for name in dict.fromkeys(named) if name not in RETRIEVERS]
         if unknown:
-            raise ValueError(f"retrievers: unknown {unknown}; use some of {list(REGISTRY)}")
+            raise ValueError(f"retrievers: unknown {unknown}; use some of {list(RETRIEVERS)}")
         for name, group in self.groups.items():
             outside = [r for r in group.retrievers or [] if r not in self.retrievers]
             if outside:
@@ -68,3 +70,14 @@ class CalibrateParams(Section):
                     f"{self.retrievers}"
                 )
         return self
+
+
+class CalibrateCommand(StageParams):
+    """The sections `goldenset calibrate` reads: the configurations it varies (chunk, embed) and
+    scores (score, retrievers), and its own."""
+
+    chunk: ChunkParams = Field(default_factory=ChunkParams)
+    embed: EmbedParams = Field(default_factory=EmbedParams)
+    score: ScoreParams = Field(default_factory=ScoreParams)
+    retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
+    calibrate: CalibrateParams | None = None

@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from goldenset.calibrate.bias import Estimate, FamilyBias
 from goldenset.calibrate.figures import Calibration, ViewResult
+from goldenset.core.markdown import table_cell
 
 
 def payload(calibration: Calibration) -> dict:
@@ -97,11 +98,6 @@ def plot_rows(calibration: Calibration) -> list[dict]:
     ]
 
 
-def cell(text: str) -> str:
-    """Text for a Markdown table cell: a pipe would end the cell."""
-    return text.replace("|", "\\|")
-
-
 def render_markdown(calibration: Calibration) -> str:
     lines = ["### goldenset calibrate", ""]
     lines += verdicts(calibration)
@@ -171,7 +167,9 @@ def misses(views: list[ViewResult]) -> list[str]:
     for result in views:
         if result.misses:
             lines += ["", f"{result.view.name}: the golden set reverses {len(result.misses)}:"]
-            lines += [f"- {cell(winner)} > {cell(loser)}" for winner, loser in result.misses]
+            lines += [
+                f"- {table_cell(winner)} > {table_cell(loser)}" for winner, loser in result.misses
+            ]
     return lines
 
 
@@ -224,7 +222,7 @@ def configuration_table(calibration: Calibration) -> list[str]:
     for configuration in calibration.configurations:
         row = values[configuration.name]
         cells = [f"{row[name]:.4f}" if name in row else "-" for name in columns]
-        lines.append(f"| {cell(configuration.name)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {table_cell(configuration.name)} | " + " | ".join(cells) + " |")
     return lines
 
 

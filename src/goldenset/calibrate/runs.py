@@ -1,6 +1,6 @@
 """`goldenset calibrate`: every configuration of the `calibrate` params run through the library
 functions the chunk, embed and score stages call (goldenset.chunking.configured,
-goldenset.embedding.sets, goldenset.scoring.run), in memory.
+goldenset.embedding.sets, goldenset.scoring.configuration), in memory.
 
 The project's ingest and generate outputs (documents, golden set, query sets) are read once, and
 every run reads and fills the project's embedding cache, so a text already embedded by
@@ -24,29 +24,29 @@ from pydantic import BaseModel, ValidationError
 from goldenset.calibrate.agreement import View, available
 from goldenset.calibrate.figures import Calibration, assess
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
-from goldenset.calibrate.params import CalibrateParams
+from goldenset.calibrate.params import CalibrateCommand, CalibrateParams
+from goldenset.chunking.base import STRATEGIES
 from goldenset.chunking.configured import chunk_corpus
 from goldenset.chunking.params import ChunkParams
-from goldenset.chunking.strategies import STRATEGIES
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_parquet
-from goldenset.core.params import EmbedParams
-from goldenset.core.vectors import write_vectors
+from goldenset.core.params import EmbedParams, load_stage_params
+from goldenset.core.vectors import CHUNK_VECTORS, write_vectors
 from goldenset.corpus.querysets import QUERY_SETS
-from goldenset.embedding.sets import CHUNKS, embed_sets
-from goldenset.params import Params, load_params
-from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversSection
-from goldenset.scoring.retrievers import REGISTRY, fused_sections, model_free
-from goldenset.scoring.run import (
-    CHUNK_COLUMNS,
+from goldenset.embedding.sets import embed_sets
+from goldenset.scoring.configuration import (
+    SCORED_CHUNK_COLUMNS,
     ScoreInputs,
     ScoreOutputs,
     read_upstream,
     score_inputs,
     write_score_outputs,
 )
+from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.retriever_params import RetrieversSection
+from goldenset.scoring.retrievers import RETRIEVERS, fused_sections, load_retrievers, model_free
+from goldenset.scoring.tokens import document_token_starts
 
 
 def chunk_label(chunk: ChunkParams) -> str:
@@ -93,7 +93,7 @@ def enabled_retrievers(
     }
     on = set(reported(wanted, with_model_free)) | fused
     raw = settings.model_dump()
-    for name in REGISTRY:
+    for name in RETRIEVERS:
         raw[name]["enabled"] = name in on
     return type(settings).model_validate(raw)
 
@@ -104,7 +104,7 @@ def reported(wanted: list[str], with_model_free: bool) -> list[str]:
     return [name for name in wanted if with_model_free or name not in model_free()]
 
 
-def grid(params: Params) -> tuple[list[ChunkParams], list[EmbedParams]]:
+def grid(params: CalibrateCommand) -> tuple[list[ChunkParams], list[EmbedParams]]:
     """The chunkings and models of the calibrate params, each applied over the project's."""
     settings = params.calibrate
     assert settings is not None
@@ -124,7 +124,7 @@ def views_of(settings: CalibrateParams) -> list[View]:
     return [View(name, view.golden, view.reference) for name, view in settings.views.items()]
 
 
-def anchored(params: Params, project: Path) -> Params:
+def anchored(params: CalibrateCommand, project: Path) -> CalibrateCommand:
     """params whose external retriever folder and run file are absolute, found from the project
     (not from the folder `goldenset calibrate` runs in): ../search, from `goldenset init
     --retriever`, is the folder beside the project."""
@@ -155,7 +155,10 @@ def write_run(workdir: Path, inputs: ScoreInputs, scored: ScoreOutputs) -> None:
     """What the chunk, embed and score stages would write for one run, under workdir."""
     write_parquet(inputs.chunks, workdir / paths.CHUNKS)
     write_vectors(
-        workdir / paths.EMBEDDINGS, CHUNKS, inputs.chunks["chunk_id"].tolist(), inputs.chunk_vectors
+        workdir / paths.EMBEDDINGS,
+        CHUNK_VECTORS,
+        inputs.chunks["chunk_id"].tolist(),
+        inputs.chunk_vectors,
     )
     for name, vectors in inputs.query_vectors.items():
         write_vectors(workdir / paths.EMBEDDINGS, name, inputs.query_sets[name].qids, vectors)
@@ -163,7 +166,7 @@ def write_run(workdir: Path, inputs: ScoreInputs, scored: ScoreOutputs) -> None:
 
 
 def run_configurations(
-    project: Path, params: Params, workdir: Path | None, progress: Callable[[str], None]
+    project: Path, params: CalibrateCommand, workdir: Path | None, progress: Callable[[str], None]
 ) -> tuple[pd.DataFrame, list[Configuration], list[str]]:
     """Per-question rows of every configuration (a `configuration` column added), the
     configurations in order, and the view metrics that score.headline refuses."""
@@ -181,7 +184,8 @@ def run_configurations(
     params = anchored(params, project)
     frames, configurations = [], []
     chunkings, models = grid(params)
-    chunks = pd.DataFrame(columns=CHUNK_COLUMNS)
+    chunks = pd.DataFrame(columns=SCORED_CHUNK_COLUMNS)
+    token_starts = document_token_starts(score.tokenizer, documents)
     for chunking in chunkings:
         for number, model in enumerate(models):
             embed = model.model_copy(update={"cache_dir": cache_dir})
@@ -189,14 +193,15 @@ def run_configurations(
             retrievers = enabled_retrievers(params.retrievers, settings.retrievers, first)
             started = time.perf_counter()
             if first or STRATEGIES[chunking.strategy].needs_tokenizer:  # by the model's tokenizer
-                chunks = chunk_corpus(documents, chunking, embed)[CHUNK_COLUMNS]
+                chunks = chunk_corpus(documents, chunking, embed)[SCORED_CHUNK_COLUMNS]
             embedded = embed_sets(embed, chunks, query_sets)
             inputs = ScoreInputs(
                 chunks,
-                embedded.vectors[CHUNKS],
-                documents,
+                embedded.vectors[CHUNK_VECTORS],
                 query_sets,
                 {name: embedded.vectors[name] for name, found in query_sets.items() if found},
+                token_starts,
+                load_retrievers(retrievers),
             )
             scored = score_inputs(inputs, score, retrievers)
             if workdir is not None:  # what a kept --workdir shows: the stages' files
@@ -244,7 +249,7 @@ def _absent(qualified: str, refused: list[str]) -> str:
 def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
     """Every figure of `goldenset calibrate` for a project."""
     project = project.resolve()
-    params = load_params(project / "params.yaml")
+    params = load_stage_params(CalibrateCommand, project / "params.yaml")
     if params.calibrate is None:
         raise GoldensetError("params.yaml: calibrate: missing; add the calibrate section")
     settings = params.calibrate

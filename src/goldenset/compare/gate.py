@@ -36,7 +36,7 @@ class Row:
         return f"{self.query_set}.{self.retriever}.{self.metric}"
 
 
-def judge(rows: list[Row], settings: CompareParams) -> list[Row]:
+def apply_gate(rows: list[Row], settings: CompareParams) -> list[Row]:
     """Mark the gated rows, Holm-adjust their p-values, and flag regressions and improvements."""
     missing = sorted(set(settings.gate) - {row.name for row in rows})
     if missing:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from goldenset.compare.gate import Row, judge
+from goldenset.compare.gate import Row, apply_gate
 from goldenset.compare.params import CompareParams
 from goldenset.core.errors import GoldensetError
 from goldenset.core.paths import RESULT_KEYS
 from goldenset.core.stats import bootstrap_interval, randomization_test
-from goldenset.scoring.measures import is_per_question_metric
+from goldenset.metrics.measures import is_per_question_metric
 
 
 class DifferentQuestions(GoldensetError):
@@ -20,7 +20,7 @@ class DifferentQuestions(GoldensetError):
 
 
 def metric_columns(results: pd.DataFrame) -> list[str]:
-    """The per-question metric columns of results.parquet (goldenset.scoring.measures.MEASURES)."""
+    """The per-question metric columns of results.parquet (goldenset.metrics.measures.MEASURES)."""
     return [name for name in results.columns if is_per_question_metric(str(name))]
 
 
@@ -68,7 +68,7 @@ def compare(paired: pd.DataFrame, metrics: list[str], settings: CompareParams) -
     rows = []
     for (set_name, retriever), group in paired.groupby(["query_set", "retriever"], sort=False):
         for metric in metrics:
-            if f"{metric}_a" not in paired.columns:  # gated, but not scored: judge() says so
+            if f"{metric}_a" not in paired.columns:  # gated, but not scored: apply_gate() says so
                 continue
             values = group[[f"{metric}_a", f"{metric}_b"]].dropna().to_numpy(dtype=np.float64)
             if not len(values):  # a metric this query set does not have (doc_ on real queries)
@@ -76,7 +76,7 @@ def compare(paired: pd.DataFrame, metrics: list[str], settings: CompareParams) -
             rows.append(
                 _compare_one(set_name, retriever, metric, values[:, 0], values[:, 1], settings)
             )
-    return judge(rows, settings)
+    return apply_gate(rows, settings)
 
 
 def _compare_one(

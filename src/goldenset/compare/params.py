@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator
 
-from goldenset.core.params import Section
+from goldenset.core.params import Section, StageParams
 
 GATED_METRIC = re.compile(r"[a-z]\w*\.[a-z]\w*\.[\w@]+")
 
@@ -43,3 +43,10 @@ class CompareParams(Section):
     def budget(self, metric: str) -> float:
         """The allowed drop of a metric's mean: its own budget, else the default one."""
         return self.budgets.get(metric, self.budgets.get("default", 0.0))
+
+
+class CompareCommand(StageParams):
+    """The one section `goldenset compare` reads: a typo elsewhere in params.yaml is the
+    error of the stage that reads it, never the gate's."""
+
+    compare: CompareParams | None = None

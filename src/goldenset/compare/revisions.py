@@ -15,8 +15,7 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_parquet_bytes
 from goldenset.core.paths import CHUNKS, DOCUMENTS, RESULTS
 from goldenset.corpus.beir import document_text
-from goldenset.corpus.querysets import DOCUMENTS as BY_DOCUMENT
-from goldenset.corpus.querysets import QUERY_SETS, QuestionSet, read_query_set
+from goldenset.corpus.querysets import BY_DOCUMENTS, QUERY_SETS, QuerySet, read_query_set
 
 
 def label(rev: str | None) -> str:
@@ -63,7 +62,7 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
     entries = [entry for name, entry in QUERY_SETS.items() if name in query_sets]
     documents = (
         _optional(lambda: _texts(read_bytes(DOCUMENTS, rev, repo), "doc_id"), {})
-        if any(entry.judged == BY_DOCUMENT for entry in entries)
+        if any(entry.judged_by == BY_DOCUMENTS for entry in entries)
         else {}
     )
     document_texts = None
@@ -73,7 +72,7 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
             questions[entry.name] = {}
             continue
         questions[entry.name] = dict(zip(found.qids, map(str, found.texts), strict=True))
-        if entry.judged == BY_DOCUMENT:
+        if entry.judged_by == BY_DOCUMENTS:
             continue
         if "evidence" in found.table:  # the golden set keeps its evidence's text
             evidence[entry.name] = dict(
@@ -89,7 +88,7 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
     return Texts(questions, evidence, chunks, documents)
 
 
-def _query_set(entry, rev: str | None, repo: str) -> QuestionSet:
+def _query_set(entry, rev: str | None, repo: str) -> QuerySet:
     return read_query_set(entry, lambda path: read_bytes(path, rev, repo))
 
 

@@ -9,8 +9,9 @@ a typo elsewhere is reported by the stage that reads it.
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -134,3 +135,14 @@ def read_params_file(path: str | Path = "params.yaml") -> dict | None:
 def load_stage_params(model: type[Model], path: str | Path = "params.yaml") -> Model:
     """The sections of params.yaml that `model` declares, validated."""
     return validate_params(model, read_params_file(path))
+
+
+def section_model(annotation: Any) -> type[BaseModel] | None:
+    """The section model of a field's annotation (`X` or `X | None`), None for a value."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        models = [section_model(arg) for arg in get_args(annotation)]
+        found = [model for model in models if model is not None]
+        return found[0] if len(found) == 1 else None
+    return None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# plugins: <extension point>.json, the plugins installed, their versions (goldenset.core.registry)
+PLUGINS = Path("data/plugins")
 # ingest
 DOCUMENTS = Path("data/documents.parquet")
 QUERIES = Path("data/queries.parquet")
@@ -13,6 +15,8 @@ QRELS = Path("data/qrels.parquet")
 LABELLED = Path("data/labelled.parquet")
 LABELLED_EVIDENCE = Path("data/labelled_evidence.parquet")
 DUPLICATES = Path("data/duplicates.json")
+QUERY_SETS = Path("data/query_sets")  # the sets plugins add (goldenset.corpus.querysets) ...
+MADE_SETS = QUERY_SETS / "sets.json"  # ... and their question counts (none: {})
 # chunk
 CHUNKS = Path("data/chunks.parquet")
 # generate

@@ -1,36 +1,31 @@
-"""A params value that must be a registered name: a question writer (generate.provider), a
-chunking strategy (chunk.strategy).
+"""A params value that must be the name of a registry's entry: a question writer
+(generate.provider), a chunking strategy (chunk.strategy).
 
-Those extension points declare their entries beside their code (goldenset.generation.providers,
-goldenset.chunking.strategies), which the params models must not import when they are defined:
-the names are read from a "module:function" when a value is validated. So an entry registered
-from outside (a plugin, a test's toy), before or after the params are imported, is accepted. The
-error and the JSON schema list the names, as a Literal's would.
+The names are read from the registry (goldenset.core.registry) when a value is validated, not
+when the params model is defined, so defining the model imports no entry code, and an entry
+registered from outside (a plugin, a test's toy) before or after is accepted. The error and the
+JSON schema list the names, as a Literal's would.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic_core import PydanticCustomError, core_schema
 
+from goldenset.core.registry import Registry
+
 
 @dataclass(frozen=True)
 class RegisteredName:
-    """Annotated[str, RegisteredName("module:function")]: the value is one of the names the
-    function returns."""
+    """Annotated[str, RegisteredName(REGISTRY)]: the value is one of the registry's names."""
 
-    names: str  # "module:function" returning the registered names
-
-    def registered(self) -> list[str]:
-        module, _, function = self.names.partition(":")
-        return list(getattr(importlib.import_module(module), function)())
+    registry: Registry
 
     def check(self, value: str) -> str:
-        names = self.registered()
+        names = self.registry.names()
         if value not in names:
             quoted = [repr(name) for name in names]
             expected = " or ".join(
@@ -46,5 +41,5 @@ class RegisteredName:
 
     def __get_pydantic_json_schema__(self, schema: Any, handler: GetJsonSchemaHandler) -> Any:
         json_schema = handler(schema)
-        json_schema["enum"] = self.registered()
+        json_schema["enum"] = self.registry.names()
         return json_schema

@@ -11,6 +11,8 @@ import numpy as np
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
 
+CHUNK_VECTORS = "chunks"  # the chunks' vectors; each query set's vectors are named as the set
+
 
 def write_vectors(folder: str | Path, name: str, ids: list[str], vectors: np.ndarray) -> None:
     """Both files atomically, the vectors as float32 .npy bytes."""

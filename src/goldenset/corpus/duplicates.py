@@ -103,3 +103,11 @@ def _nearest(
         if similarity >= threshold and (best is None or similarity > best[1]):
             best = (doc_id, similarity)
     return best
+
+
+def duplicate_rows(duplicates: list[Duplicate]) -> list[dict]:
+    """data/duplicates.json: each dropped document, the one kept, how alike they are."""
+    return [
+        {"doc_id": d.doc_id, "kept": d.kept, "kind": d.kind, "similarity": d.similarity}
+        for d in duplicates
+    ]

@@ -1,18 +1,18 @@
 """The query sets, declared once: the questions a retriever is scored on, and how each is judged.
 
-One :class:`QuerySetEntry` per set in :data:`QUERY_SETS`, the one place to add one (as
-goldenset.scoring.measures' MEASURES is for metrics): its name (the first key of its metrics and
-the name of its vectors under data/embeddings), its files (goldenset.core.paths), the column of
-its question texts, and how it is judged: by evidence spans (its items are chunks) or by
-document qrels (its items are documents). The embed stage embeds every set, the score stage
-scores every set that has questions, the audit measures every reference set's echo, and
-`goldenset compare` reads every set's texts: each from this table, through
+One :class:`QuerySetEntry` per set in the registry :data:`QUERY_SETS` (goldenset.core.registry):
+its name (the first key of its metrics and the name of its vectors under data/embeddings), its
+files, the column of its question texts, and how it is judged: by evidence spans (its items are
+chunks) or by document qrels (its items are documents). The embed stage embeds every set, the
+score stage scores every set that has questions, the audit measures every reference set's echo,
+and `goldenset compare` reads every set's texts: each from this registry, through
 :func:`read_query_sets`, so that a set's files are read in one place.
 
-Adding a query set: the stage that makes its files writes them (its questions with ``qid`` and
-the text column; for spans its evidence table, EVIDENCE_COLUMNS; for documents its qrels,
-QRELS_COLUMNS), one entry here, and its files in dvc.yaml (outputs of that stage, dependencies
-of embed, score and audit).
+The built-in sets are written by the stages that make them (ingest: real and labelled queries;
+generate: the golden set). A new set is one module (here, or a plugin's: a
+``goldenset.query_sets`` entry point) that registers an entry made by :func:`made_by_ingest`:
+its function makes the set from the documents, and the ingest stage writes it under
+data/query_sets/, a folder the later stages already depend on.
 """
 
 from __future__ import annotations
@@ -26,16 +26,20 @@ import pandas as pd
 
 from goldenset.core import paths
 from goldenset.core.files import read_jsonl, read_parquet_bytes
+from goldenset.core.registry import Registry
 from goldenset.corpus.queries import (
     GOLDENSET_COLUMNS,
     NO_REAL_QUERIES,
     golden_evidence,
 )
 
-SPANS, DOCUMENTS = "spans", "documents"
-Judged = Literal["spans", "documents"]
+BY_SPANS, BY_DOCUMENTS = "spans", "documents"
+JudgedBy = Literal["spans", "documents"]
 # a file's bytes by its path (goldenset.core.paths); None when it is absent
 Reader = Callable[[Path], bytes | None]
+# (the documents: doc_id, text) -> (questions: qid and the text column; judgments: for spans
+# EVIDENCE_COLUMNS, for documents QRELS_COLUMNS)
+Make = Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class QuerySetEntry:
     name: str  # the first key of its metrics, its result rows and its vectors' file names
     questions: Path  # qid and text_column: a .parquet table, or goldenset.jsonl
     text_column: str
-    judged: Judged  # spans: items are chunks; documents: items are documents
+    judged_by: JudgedBy  # spans: items are chunks; documents: items are documents
     # spans: an evidence table (EVIDENCE_COLUMNS); documents: qrels (QRELS_COLUMNS); None: the
     # evidence is in the questions file (goldenset.jsonl: doc_id, evidence_start, evidence_end)
     judgments: Path | None = None
@@ -52,58 +56,76 @@ class QuerySetEntry:
     # which the audit measures itself); the first reference with questions is the echo's yardstick
     echo_label: str | None = None
     absent_note: str | None = None  # logged by score when the set has no questions
+    make: Make | None = None  # a set the ingest stage makes from the documents and writes
 
     @property
     def files(self) -> tuple[Path, ...]:
         return tuple(path for path in (self.questions, self.judgments) if path is not None)
 
 
-QUERY_SETS: dict[str, QuerySetEntry] = {}
+def made_by_ingest(
+    name: str, make: Make, judged_by: JudgedBy, text_column: str = "text", **options: object
+) -> QuerySetEntry:
+    """A set the ingest stage makes with ``make`` and writes under data/query_sets/ (its
+    questions <name>.parquet, its judgments <name>.judgments.parquet)."""
+    questions = paths.QUERY_SETS / f"{name}.parquet"
+    judgments = paths.QUERY_SETS / f"{name}.judgments.parquet"
+    return QuerySetEntry(name, questions, text_column, judged_by, judgments, make=make, **options)
 
 
-def declare(entry: QuerySetEntry) -> None:
-    """Add a query set (a test's toy, a plugin): scored after those declared before it."""
-    QUERY_SETS[entry.name] = entry
-
-
-declare(QuerySetEntry("synthetic", paths.GOLDENSET, "question", SPANS, golden=True))
-declare(
+# The built-in sets, then plugins' (goldenset.query_sets entry points), in registration order:
+# sets are scored, and listed, in this order.
+QUERY_SETS: Registry[QuerySetEntry] = Registry(
+    "query set", "query_sets", ["goldenset.corpus.querysets"]
+)
+QUERY_SETS.register(
+    "synthetic", QuerySetEntry("synthetic", paths.GOLDENSET, "question", BY_SPANS, golden=True)
+)
+QUERY_SETS.register(
+    "labelled",
     QuerySetEntry(
         "labelled",
         paths.LABELLED,
         "text",
-        SPANS,
+        BY_SPANS,
         paths.LABELLED_EVIDENCE,
         echo_label="labelled_queries",
-    )
+    ),
 )
-declare(
+QUERY_SETS.register(
+    "real",
     QuerySetEntry(
         "real",
         paths.QUERIES,
         "text",
-        DOCUMENTS,
+        BY_DOCUMENTS,
         paths.QRELS,
         echo_label="real_queries",
         absent_note=NO_REAL_QUERIES,
-    )
+    ),
 )
 
 
 def document_judged() -> set[str]:
     """The sets whose items are documents (every other set ranks chunks)."""
-    return {name for name, entry in QUERY_SETS.items() if entry.judged == DOCUMENTS}
+    return {name for name, entry in QUERY_SETS.items() if entry.judged_by == BY_DOCUMENTS}
 
 
 def references() -> list[QuerySetEntry]:
     """The sets the audit measures the golden set's echo against, real queries first (what
     users type; labelled questions stand in where there are none)."""
     found = [entry for entry in QUERY_SETS.values() if entry.echo_label is not None]
-    return sorted(found, key=lambda entry: entry.judged != DOCUMENTS)
+    return sorted(found, key=lambda entry: entry.judged_by != BY_DOCUMENTS)
+
+
+def ingest_made() -> list[QuerySetEntry]:
+    """The sets the ingest stage makes (plugins' and tests' toys: the built-in sets have their
+    own stages)."""
+    return [entry for entry in QUERY_SETS.values() if entry.make is not None]
 
 
 @dataclass(frozen=True)
-class QuestionSet:
+class QuerySet:
     """A query set's questions as read: ids and texts in file order, and their judgments."""
 
     entry: QuerySetEntry
@@ -122,7 +144,7 @@ class QuestionSet:
 
     def document_judgments(self) -> pd.DataFrame:
         """(qid, doc_id, grade): for spans, each document holding evidence is relevant."""
-        if self.entry.judged == DOCUMENTS:
+        if self.entry.judged_by == BY_DOCUMENTS:
             return self.judgments
         pairs = self.judgments[["qid", "doc_id"]].drop_duplicates()
         return pairs.assign(grade=1)
@@ -140,7 +162,7 @@ def file_reader(root: Path) -> Reader:
     return read
 
 
-def read_query_set(entry: QuerySetEntry, read: Reader, judgments: bool = True) -> QuestionSet:
+def read_query_set(entry: QuerySetEntry, read: Reader, judgments: bool = True) -> QuerySet:
     """One query set through ``read`` (a project's files, or a git revision's); judgments
     False reads its questions alone (the embed stage depends on no judgment file)."""
     if entry.questions.suffix == ".jsonl":  # absent or empty: no questions (read_goldenset)
@@ -153,7 +175,7 @@ def read_query_set(entry: QuerySetEntry, read: Reader, judgments: bool = True) -
     elif judgments and len(table):
         judged = _parquet(read, entry.judgments)
     qids = table["qid"].astype(str).tolist()
-    return QuestionSet(entry, table, qids, table[entry.text_column].tolist(), judged)
+    return QuerySet(entry, table, qids, table[entry.text_column].tolist(), judged)
 
 
 def read_query_sets(
@@ -161,7 +183,7 @@ def read_query_sets(
     read: Reader | None = None,
     names: Collection[str] | None = None,
     judgments: bool = True,
-) -> dict[str, QuestionSet]:
+) -> dict[str, QuerySet]:
     """Every declared query set of a project folder (or through ``read``; of ``names`` only),
     in declaration order; a set without questions is there, empty."""
     reader = read or file_reader(root)
@@ -182,3 +204,23 @@ def _parquet(read: Reader, path: Path) -> pd.DataFrame:
 def _jsonl(data: bytes) -> pd.DataFrame:
     rows = read_jsonl(data)
     return pd.DataFrame(rows, columns=None if rows else GOLDENSET_COLUMNS)
+
+
+@dataclass(frozen=True)
+class MadeSets:
+    """The query sets the ingest stage makes: each file's table, and each set's question count."""
+
+    tables: dict[Path, pd.DataFrame]
+    counts: dict[str, int]
+
+
+def make_query_sets(documents: pd.DataFrame) -> MadeSets:
+    """Every registered set that is made from the documents (doc_id, text), made."""
+    tables: dict[Path, pd.DataFrame] = {}
+    counts: dict[str, int] = {}
+    for entry in ingest_made():
+        assert entry.make is not None and entry.judgments is not None
+        questions, judgments = entry.make(documents)
+        tables[entry.questions], tables[entry.judgments] = questions, judgments
+        counts[entry.name] = len(questions)
+    return MadeSets(tables, counts)

@@ -11,13 +11,12 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.params import EmbedParams
+from goldenset.core.vectors import CHUNK_VECTORS
 from goldenset.embedding.cache import EmbeddingCache
 from goldenset.embedding.encoder import cached_embedder
 
 if TYPE_CHECKING:
-    from goldenset.corpus.querysets import QuestionSet
-
-CHUNKS = "chunks"  # the vectors' name of the chunks; each query set's vectors are named as it
+    from goldenset.corpus.querysets import QuerySet
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class Embedded:
 
 
 def embed_sets(
-    settings: EmbedParams, chunks: pd.DataFrame, query_sets: Mapping[str, QuestionSet]
+    settings: EmbedParams, chunks: pd.DataFrame, query_sets: Mapping[str, QuerySet]
 ) -> Embedded:
     """The chunks (chunk_id, text) and every query set's questions, embedded with settings'
     model through its cache (embed.cache_dir); the ray engine encodes what the cache lacks."""
@@ -43,10 +42,10 @@ def embed_sets(
 
         encode_missing = ray_encoder(settings)
     embed = cached_embedder(settings, cache, encode_missing)
-    texts = {CHUNKS: (chunks["chunk_id"].astype(str).tolist(), chunks["text"].tolist())}
+    texts = {CHUNK_VECTORS: (chunks["chunk_id"].astype(str).tolist(), chunks["text"].tolist())}
     texts.update({name: (found.qids, found.texts) for name, found in query_sets.items()})
     ids, vectors = {}, {}
     for name, (row_ids, row_texts) in texts.items():
-        prefix = settings.passage_prefix if name == CHUNKS else settings.query_prefix
+        prefix = settings.passage_prefix if name == CHUNK_VECTORS else settings.query_prefix
         ids[name], vectors[name] = row_ids, embed(row_texts, prefix, name)
     return Embedded(ids, vectors, len(cache) - cached_before, cached_before)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from goldenset.generation.params import GenerateParams
+    from goldenset.generation.fields import GenerateFields
 
 # Attempts after the first sample at this temperature when generate.temperature is 0: a retry that
 # asks the same prompt again (generate.resamples) must be able to answer differently.
@@ -108,7 +108,7 @@ class SdkProvider(LazyClient):
     DEFAULT_MODEL = ""
 
     def __init__(
-        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
+        self, params: GenerateFields, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
         self._params = params
         self._api_key = api_key

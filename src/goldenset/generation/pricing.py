@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from goldenset.core.errors import GoldensetError
+from goldenset.generation.fields import Price
 from goldenset.generation.interface import Provider, is_paid
-from goldenset.generation.providers.registry import Price, listed_prices
+from goldenset.generation.providers.registry import listed_prices
 
 if TYPE_CHECKING:
-    from goldenset.generation.params import GenerateParams
+    from goldenset.generation.fields import GenerateFields
 
 BATCH_PRICE_FACTOR = 0.5  # Message Batches requests cost half the synchronous price
 CHARS_PER_TOKEN = 4.0  # typical for English text with these tokenizers
@@ -38,7 +39,7 @@ def price_for(
     return None
 
 
-def run_price(provider: Provider, params: GenerateParams) -> Price | None:
+def run_price(provider: Provider, params: GenerateFields) -> Price | None:
     """The price a run pays per token (generate.batch: the batch price); None: not tracked."""
     # a free backend (in-process model, local server) is priced only when generate.prices says so
     price = price_for(provider.model, params.prices, list_prices=is_paid(provider))

@@ -27,10 +27,10 @@ from goldenset.corpus.queries import ExampleQuery
 from goldenset.generation.aim import MIN_AIM_EXAMPLES, example_echoes
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.interface import Provider, max_concurrency
-from goldenset.generation.params import GenerateParams
+from goldenset.generation.params import GenerateParams, Price
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import Budget, run_price
-from goldenset.generation.providers.registry import Price, batch_run, make_provider
+from goldenset.generation.providers.registry import batch_run, make_provider
 from goldenset.generation.records import collect
 from goldenset.generation.session import MissHandler, Outcome, Session, ask_nothing
 from goldenset.generation.summary import GenerationStats, announce

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
-from goldenset.scoring.chance import chance_levels, context_chance
-from goldenset.scoring.metrics import (
+from goldenset.metrics.chance import chance_levels, context_chance
+from goldenset.metrics.ranking import (
     N_RELEVANT_KEY,
     QUERY_KEY,
     evaluate,
@@ -19,16 +19,16 @@ from goldenset.scoring.metrics import (
     judged_gains,
     relevant_counts,
 )
+from goldenset.metrics.views import Views, context_view, document_view
 from goldenset.scoring.topk import TopK
-from goldenset.scoring.views import Views, context_view, document_view
 
 log = logging.getLogger("goldenset")
 # keys of chance_means() that count what a random ranking draws from
-ITEMS, DOCUMENTS = "items", "documents"
+N_ITEMS_KEY, N_DOCUMENTS_KEY = "items", "documents"
 
 
 @dataclass(frozen=True)
-class QuerySet:
+class ItemJudgments:
     name: str  # the first key of a metric: synthetic, labelled or real
     qids: list[str]
     # (queries x items): items are chunks, text classes of chunks, or documents; columns past
@@ -40,7 +40,7 @@ class QuerySet:
 
 
 def score_ranked(
-    query_set: QuerySet,
+    query_set: ItemJudgments,
     retriever: str,
     found: TopK,
     ks: list[int],
@@ -118,19 +118,19 @@ def _mean(values: np.ndarray) -> float:
 
 
 def chance_means(
-    query_set: QuerySet, views: Views, ks: list[int], depth: int, rankings: int, seed: int
+    query_set: ItemJudgments, views: Views, ks: list[int], depth: int, rankings: int, seed: int
 ) -> dict[str, float]:
-    """Mean chance level of each metric over the judged queries (goldenset.scoring.chance), with the
+    """Mean chance level of each metric over the judged queries (goldenset.metrics.chance), with the
     number of items (and, for the document view, documents) a random ranking draws from.
     ``rankings`` random rankings estimate the context metrics' and those without a closed form
     (0: none)."""
     n_items = len(query_set.item_ids)
     levels = chance_levels(query_set.qrels, n_items, ks, depth, rankings, seed)
-    out = {ITEMS: float(n_items), **{name: _mean(values) for name, values in levels.items()}}
+    out = {N_ITEMS_KEY: float(n_items), **{name: _mean(values) for name, values in levels.items()}}
     if views.doc_qrels is not None:
         n_docs = len(views.context.token_starts)
         levels = chance_levels(views.doc_qrels, n_docs, ks, depth, rankings, seed)
-        out[DOCUMENTS] = float(n_docs)
+        out[N_DOCUMENTS_KEY] = float(n_docs)
         out.update({f"doc_{name}": _mean(values) for name, values in levels.items()})
     if rankings:
         levels = _measurable(
@@ -140,7 +140,7 @@ def chance_means(
     return out
 
 
-def _result_rows(query_set: QuerySet, retriever: str, found, shown: int) -> pd.DataFrame:
+def _result_rows(query_set: ItemJudgments, retriever: str, found, shown: int) -> pd.DataFrame:
     first = first_relevant_rank(judged_gains(found.indices, query_set.qrels))
     item_ids = np.asarray(query_set.item_ids, dtype=object)
     top = found.indices[:, :shown]

@@ -7,19 +7,19 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from goldenset.scoring.metrics import first_relevant_rank, judged_gains
-from goldenset.scoring.ranked import QuerySet
+from goldenset.metrics.ranking import first_relevant_rank, judged_gains
+from goldenset.scoring.ranked import ItemJudgments
 from goldenset.scoring.topk import TopK
 
 
-def first_relevant_ranks(found: TopK, query_set: QuerySet) -> np.ndarray:
+def first_relevant_ranks(found: TopK, query_set: ItemJudgments) -> np.ndarray:
     """1-based rank of each query's first relevant item; 0 when none is in its list."""
     return first_relevant_rank(judged_gains(found.indices, query_set.qrels))
 
 
 def worst_misses(
     questions: pd.DataFrame,
-    query_set: QuerySet,
+    query_set: ItemJudgments,
     ranked: Mapping[str, TopK],
     chunk_texts: list[str],
     n: int,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import Field, create_model, model_validator
 
 from goldenset.core.params import Section
-from goldenset.scoring.retrievers import REGISTRY, fusable, fused_sections
+from goldenset.scoring.retrievers import RETRIEVERS, fusable, fused_sections
 
 
 class RetrieversSection(Section):
@@ -37,7 +37,7 @@ def retrievers_model() -> type[RetrieversSection]:
     """The `retrievers:` section, a field per registered retriever, in registry order."""
     fields: dict = {
         name: (entry.params, Field(default_factory=entry.params))
-        for name, entry in REGISTRY.items()
+        for name, entry in RETRIEVERS.items()
     }
     return create_model("RetrieversParams", __base__=RetrieversSection, **fields)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from goldenset.core.errors import GoldensetError
 from goldenset.core.packaged_models import resolve_model_path
 
@@ -33,3 +35,9 @@ def token_starts(tokenizer, texts: Sequence[str]) -> list[list[int]]:
     """Sorted character offsets where each text's tokens start (no special tokens)."""
     encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
     return [sorted({start for start, _ in encoding.offsets}) for encoding in encodings]
+
+
+def document_token_starts(tokenizer_name: str, documents: pd.DataFrame) -> dict[str, list[int]]:
+    """Where each document's tokens start (doc_id, text), by the fixed tokenizer score.tokenizer."""
+    starts = token_starts(budget_tokenizer(tokenizer_name), documents["text"].tolist())
+    return dict(zip(documents["doc_id"], starts, strict=True))

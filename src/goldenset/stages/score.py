@@ -1,14 +1,14 @@
-"""score: every retriever on every query set -> metrics, plots, per-question results,
-exports (BEIR, TREC runs) and the worst-misses report (the work: goldenset.scoring.run)."""
+"""score: every retriever on every query set -> metrics, plots, per-question results, exports
+(BEIR, TREC runs) and the worst-misses report (the work: goldenset.scoring.configuration)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
 from goldenset.core.params import StageParams
+from goldenset.scoring.configuration import read_score_inputs, score_inputs, write_score_outputs
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
-from goldenset.scoring.run import read_score_inputs, score_inputs, write_score_outputs
 
 
 class ScoreStage(StageParams):
@@ -17,7 +17,8 @@ class ScoreStage(StageParams):
 
 
 def main(params: ScoreStage) -> None:
-    outputs = score_inputs(read_score_inputs(), params.score, params.retrievers)
+    inputs = read_score_inputs(params.score, params.retrievers)
+    outputs = score_inputs(inputs, params.score, params.retrievers)
     write_score_outputs(outputs)
 
 

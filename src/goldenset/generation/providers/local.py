@@ -31,14 +31,13 @@ from goldenset.generation.interface import RETRY_TEMPERATURE, Completion, attemp
 from goldenset.generation.prompt import FORMS, few_shot_turns
 from goldenset.generation.providers.local_model import (
     INSTALL_HINT,
-    MODEL_FILE,
     MODEL_SHA256,
     default_model_path,
 )
 from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry, require_installed
 
 if TYPE_CHECKING:
-    from goldenset.generation.params import GenerateParams
+    from goldenset.generation.fields import GenerateFields
 
 REPEAT_PENALTY = 1.1
 RETRY_TOP_K, RETRY_TOP_P, RETRY_MIN_P = 40, 0.95, 0.05
@@ -64,7 +63,7 @@ class LocalProvider:
     name = "local"
     max_concurrency = 1  # one llama.cpp context; calls are serialised by a lock anyway
 
-    def __init__(self, params: GenerateParams) -> None:
+    def __init__(self, params: GenerateFields) -> None:
         require_installed(self.name)
         self._params = params
         self.model_path = _resolve_model_path(params.local.model_path)
@@ -324,10 +323,12 @@ class LocalModelParams(Section):
     n_threads: int | None = None
 
 
-PROVIDERS["local"] = ProviderEntry(
-    LocalProvider,
-    default_model=MODEL_FILE,
-    requires="llama_cpp",
-    install_hint=INSTALL_HINT,
-    params=LocalModelParams,
+PROVIDERS.register(
+    "local",
+    ProviderEntry(
+        LocalProvider,
+        requires="llama_cpp",
+        install_hint=INSTALL_HINT,
+        params=LocalModelParams,
+    ),
 )

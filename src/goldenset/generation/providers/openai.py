@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import Section
+from goldenset.generation.fields import Price
 from goldenset.generation.interface import (
     RETRY_TEMPERATURE,
     Completion,
@@ -18,11 +19,11 @@ from goldenset.generation.interface import (
     attempt_temperature,
 )
 from goldenset.generation.pricing import estimate_tokens
-from goldenset.generation.providers.registry import PROVIDERS, Price, ProviderEntry
+from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
 from goldenset.generation.providers.sdk_errors import translate
 
 if TYPE_CHECKING:
-    from goldenset.generation.params import GenerateParams
+    from goldenset.generation.fields import GenerateFields
 
 
 class OpenAIProvider(SdkProvider):
@@ -38,7 +39,7 @@ class OpenAIProvider(SdkProvider):
     max_concurrency = None
 
     def __init__(
-        self, params: GenerateParams, *, api_key: str | None = None, base_url: str | None = None
+        self, params: GenerateFields, *, api_key: str | None = None, base_url: str | None = None
     ) -> None:
         base_url = base_url or params.openai.base_url or os.environ.get("OPENAI_BASE_URL")
         super().__init__(params, api_key=api_key, base_url=base_url)
@@ -103,16 +104,18 @@ class OpenAIParams(Section):
     base_url: str | None = None
 
 
-PROVIDERS["openai"] = ProviderEntry(
-    OpenAIProvider,
-    default_model=OpenAIProvider.DEFAULT_MODEL,
-    params=OpenAIParams,
-    # api.openai.com's list prices, USD per million tokens; a free server (generate.openai.base_url)
-    # is priced only by generate.prices
-    prices={
-        "gpt-4o-mini": Price(input=0.15, output=0.6),
-        "gpt-4o": Price(input=2.5, output=10.0),
-        "gpt-4.1-mini": Price(input=0.4, output=1.6),
-        "gpt-4.1": Price(input=2.0, output=8.0),
-    },
+PROVIDERS.register(
+    "openai",
+    ProviderEntry(
+        OpenAIProvider,
+        params=OpenAIParams,
+        # api.openai.com's list prices, USD per million tokens; a free server
+        # (generate.openai.base_url) is priced only by generate.prices
+        prices={
+            "gpt-4o-mini": Price(input=0.15, output=0.6),
+            "gpt-4o": Price(input=2.5, output=10.0),
+            "gpt-4.1-mini": Price(input=0.4, output=1.6),
+            "gpt-4.1": Price(input=2.0, output=8.0),
+        },
+    ),
 )

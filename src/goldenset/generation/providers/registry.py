@@ -1,11 +1,12 @@
 """The question writers, declared once: one entry per provider in :data:`PROVIDERS`.
 
 Each module (or package) of goldenset.generation.providers declares its own entry,
-``PROVIDERS["name"] = ProviderEntry(...)``: how to build it, its default model, the optional
-package it needs and what installs it, its list prices, and its batch path if it has one. The
-package's modules are found with pkgutil and imported the first time a name is looked up;
-importing one loads no SDK and no model (they load when the provider first asks something), so
-reading params stays light. Adding a provider is one new module here and its line in params.yaml.
+``PROVIDERS.register("name", ProviderEntry(...))``: how to build it, the optional package it
+needs and what installs it, its list prices, its batch path if it has one, and its settings.
+The registry (goldenset.core.registry) imports the package's modules and the plugins
+(``goldenset.providers`` entry points) the first time it is read; importing one loads no SDK and
+no model (they load when the provider first asks something), so reading params stays light.
+Adding a provider is one new module, here or in a plugin, and its line in params.yaml.
 
 Everything else derives from :data:`PROVIDERS`: the values generate.provider accepts and the
 section of a provider's own settings (goldenset.generation.params), the provider the generate
@@ -16,33 +17,27 @@ from outside (a plugin, a test's toy) before params are read is accepted like th
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import Section
+from goldenset.core.registry import Registry
+from goldenset.generation.fields import Price
 
 if TYPE_CHECKING:
+    from goldenset.generation.fields import GenerateFields
     from goldenset.generation.interface import Provider
-    from goldenset.generation.params import GenerateParams
 
 # (the run's Session, its passages, progress) -> None: fills the session's cache ahead of the walk
 BatchRun = Callable[[Any, Any, bool], None]
 
 
-class Price(Section):
-    input: float = Field(ge=0, description="USD per million input tokens")
-    output: float = Field(ge=0, description="USD per million output tokens")
-
-
 @dataclass(frozen=True)
 class ProviderEntry:
-    build: Callable[[GenerateParams], Provider]  # cheap: no key check, client or model load
-    default_model: str  # the model when generate.model is null
+    build: Callable[[GenerateFields], Provider]  # cheap: no key check, client or model load
     requires: str | None = None  # an optional module it imports (llama_cpp) ...
     install_hint: str = ""  # ... and what installs it
     prices: Mapping[str, Price] = field(default_factory=dict)  # USD per million tokens by model
@@ -56,32 +51,16 @@ class ProviderEntry:
         return getattr(importlib.import_module(module), name)
 
 
-PROVIDERS: dict[str, ProviderEntry] = {}
-_found = False
-
-
-def discovered() -> dict[str, ProviderEntry]:
-    """Every registered provider: each module of this package imported once (its entry
-    registers itself), and any entry registered from outside."""
-    global _found
-    if not _found:
-        package = importlib.import_module(__package__)
-        for module in pkgutil.iter_modules(package.__path__, f"{__package__}."):
-            importlib.import_module(module.name)
-        _found = True
-    return PROVIDERS
-
-
-def provider_names() -> list[str]:
-    """The values generate.provider accepts."""
-    return sorted(discovered())
+PROVIDERS: Registry[ProviderEntry] = Registry(
+    "provider", "providers", ["goldenset.generation.providers"]
+)
 
 
 def provider_entry(name: str) -> ProviderEntry:
-    entry = discovered().get(name)
+    entry = PROVIDERS.get(name)
     if entry is None:
         raise GoldensetError(
-            f"generate.provider: unknown provider {name!r}; use one of {provider_names()}"
+            f"generate.provider: unknown provider {name!r}; use one of {PROVIDERS.names()}"
         )
     return entry
 
@@ -100,7 +79,7 @@ def require_installed(name: str) -> None:
         ) from None
 
 
-def make_provider(params: GenerateParams) -> Provider:
+def make_provider(params: GenerateFields) -> Provider:
     """The backend that generate.provider names. SDKs and model files load only when it first
     asks something."""
     require_installed(params.provider)
@@ -109,17 +88,15 @@ def make_provider(params: GenerateParams) -> Provider:
 
 def listed_prices() -> dict[str, Price]:
     """The list prices every provider declares, by model name or prefix."""
-    return {
-        model: price for entry in discovered().values() for model, price in entry.prices.items()
-    }
+    return {model: price for entry in PROVIDERS.values() for model, price in entry.prices.items()}
 
 
 def batch_run(provider: Provider) -> BatchRun:
     """generate.batch's path for this provider; a clear error when it has none."""
-    entry = discovered().get(provider.name)
+    entry = PROVIDERS.get(provider.name)
     run = None if entry is None else entry.batch_run()
     if run is None:
-        batching = [name for name, other in discovered().items() if other.batch is not None]
+        batching = [name for name, other in PROVIDERS.items() if other.batch is not None]
         raise GoldensetError(
             f"generate.batch is for provider {' or '.join(sorted(batching))}, not "
             f"{provider.name!r}: set generate.batch to false"

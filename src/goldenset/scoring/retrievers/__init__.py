@@ -11,21 +11,19 @@ Every retriever returns the same thing, ranked lists (:class:`~goldenset.scoring
 indices best first, -1 padding a short list), so scoring and exports never depend on how a
 list was made. Items are chunks for a query set judged per chunk (the golden set) and documents
 for one judged per document (real queries): a document ranks by its best chunk
-(``QuerySet.groups``).
+(``ItemJudgments.groups``).
 
-Adding a retriever is one module in this package (its params section, its class and
-``REGISTRY["name"] = RetrieverEntry(...)``) and its section in params.yaml: importing the package
-imports every module in it. goldenset.scoring.retriever_params derives the `retrievers:` sections
-when it is imported, so an entry added from outside (a plugin, a test's toy) is added before that.
+Adding a retriever is one module (its params section, its class and
+``RETRIEVERS.register("name", RetrieverEntry(...))``), in this package or in a plugin's package
+(a ``goldenset.retrievers`` entry point, goldenset.core.registry), and its section in
+params.yaml. goldenset.scoring.retriever_params derives the `retrievers:` sections from
+:data:`RETRIEVERS`, which imports this package's modules and the plugins when first read.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from goldenset.scoring.retrievers.base import (
-    REGISTRY,
+    RETRIEVERS,
     Corpus,
     Queries,
     RankingContext,
@@ -36,20 +34,14 @@ from goldenset.scoring.retrievers.base import (
     exact_search,
     fusable,
     fused_sections,
+    load_retrievers,
     model_free,
     rank_all,
     ranking_order,
-    registered,
 )
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
-_ordered = registered()
-REGISTRY.clear()
-REGISTRY.update(_ordered)
-
 __all__ = [
-    "REGISTRY",
+    "RETRIEVERS",
     "Corpus",
     "Queries",
     "RankingContext",
@@ -60,8 +52,8 @@ __all__ = [
     "exact_search",
     "fusable",
     "fused_sections",
+    "load_retrievers",
     "model_free",
     "rank_all",
     "ranking_order",
-    "registered",
 ]

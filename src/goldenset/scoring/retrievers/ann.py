@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from goldenset.scoring.retrievers.base import (
-    REGISTRY,
+    RETRIEVERS,
     RetrieverEntry,
     RetrieverSection,
     exact_search,
@@ -118,15 +118,15 @@ def recall_loss_against_exact(
     name, entry = exact_search()
     exact = context.ranked.get(name)
     if exact is None:
-        searcher = entry.build(entry.params(), context.corpus, context.device)
+        searcher = entry.build(entry.params(), context.corpus, context.device, None)
         exact = searcher.rank(context.queries, context.depth, {})
     return recall_loss(approximate, exact, ks)
 
 
-def build_ann(settings: ANNParams, corpus: Corpus, device: torch.device | str) -> ANN:
+def build_ann(settings: ANNParams, corpus: Corpus, device: torch.device | str, loaded: None) -> ANN:
     return ANN(corpus, settings)
 
 
-REGISTRY["ann"] = RetrieverEntry(
-    ANNParams, build_ann, order=30, extra_metrics=recall_loss_against_exact
+RETRIEVERS.register(
+    "ann", RetrieverEntry(ANNParams, build_ann, order=30, extra_metrics=recall_loss_against_exact)
 )

@@ -1,8 +1,8 @@
 """What every retriever shares: the interface (:class:`Retriever` over a :class:`Corpus` and
 :class:`Queries`), the params section it extends (:class:`RetrieverSection`) and the registry
-(:data:`REGISTRY`), in which each retriever's module declares its :class:`RetrieverEntry`.
+(:data:`RETRIEVERS`), in which each retriever's module declares its :class:`RetrieverEntry`.
 
-Everything else is derived from :data:`REGISTRY`: the params sections and their validation
+Everything else is derived from :data:`RETRIEVERS`: the params sections and their validation
 (goldenset.scoring.retriever_params), the order retrievers rank in, the retrievers
 `goldenset calibrate` accepts, and the plot (a colour per retriever scored, whatever its name).
 
@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from goldenset.core.registry import Registry
+
 if TYPE_CHECKING:
     import numpy as np
     import torch
 
-    from goldenset.scoring.ranked import QuerySet
+    from goldenset.scoring.ranked import ItemJudgments
     from goldenset.scoring.topk import TopK
 
 
@@ -40,7 +42,7 @@ class Corpus:
 class Queries:
     """One query set with its query texts and vectors (row i: ``query_set.qids[i]``)."""
 
-    query_set: QuerySet
+    query_set: ItemJudgments
     texts: list[str]
     vectors: np.ndarray
 
@@ -83,15 +85,18 @@ class RetrieverSection(BaseModel):
     enabled: bool = True
 
 
-# (its params section, a Corpus, a torch device) -> a Retriever
-Builder = Callable[[Any, Corpus, Any], Retriever]
+# (its params section, a Corpus, a torch device, what its `load` read or None) -> a Retriever
+Builder = Callable[[Any, Corpus, Any, Any], Retriever]
+# (its params section) -> what it reads from outside the pipeline's files (a run file, a module):
+# read at the edge (goldenset.scoring.configuration.read_score_inputs), so scoring reads no file
+Load = Callable[[Any], Any]
 # (its ranked lists, a RankingContext, ks) -> metric name -> mean
 ExtraMetrics = Callable[[Any, RankingContext, Sequence[int]], dict[str, float]]
 
 
 @dataclass(frozen=True)
 class RetrieverEntry:
-    """A retriever as the pipeline knows it: REGISTRY["name"] = RetrieverEntry(...)."""
+    """A retriever as the pipeline knows it: RETRIEVERS.register("name", RetrieverEntry(...))."""
 
     params: type[RetrieverSection]  # its section of params.yaml `retrievers:`
     build: Builder
@@ -109,53 +114,69 @@ class RetrieverEntry:
     # its own (a run file)
     ranks_chunks: bool | Callable[[Any], bool] = True
     extra_metrics: ExtraMetrics | None = None  # metrics of its own, added to its scores
+    load: Load | None = None
 
     def ranks_chunks_with(self, settings: RetrieverSection) -> bool:
         return self.ranks_chunks(settings) if callable(self.ranks_chunks) else self.ranks_chunks
 
 
-# Filled by the package's modules when goldenset.scoring.retrievers is imported (and by a
-# plugin that imports it and adds its own), then in `order`.
-REGISTRY: dict[str, RetrieverEntry] = {}
-
-
-def registered() -> list[tuple[str, RetrieverEntry]]:
-    return sorted(REGISTRY.items(), key=lambda item: item[1].order)
+# Filled by the modules of goldenset.scoring.retrievers and by plugins (goldenset.retrievers
+# entry points) when first read, in `order`.
+RETRIEVERS: Registry[RetrieverEntry] = Registry(
+    "retriever", "retrievers", ["goldenset.scoring.retrievers"]
+)
 
 
 def ranking_order() -> list[str]:
     """Registered names, those hybrid can fuse first: a fusing retriever reads their lists."""
-    return fusable() + [name for name, entry in registered() if not entry.fusable]
+    return fusable() + [name for name, entry in RETRIEVERS.items() if not entry.fusable]
 
 
 def fusable() -> list[str]:
-    return [name for name, entry in registered() if entry.fusable]
+    return [name for name, entry in RETRIEVERS.items() if entry.fusable]
 
 
 def model_free() -> set[str]:
-    return {name for name, entry in registered() if entry.model_free}
+    return {name for name, entry in RETRIEVERS.items() if entry.model_free}
 
 
 def exact_search() -> tuple[str, RetrieverEntry]:
     """The retriever whose lists are exact search over the embeddings."""
-    return next((name, entry) for name, entry in registered() if entry.exact)
+    return next((name, entry) for name, entry in RETRIEVERS.items() if entry.exact)
 
 
-def build_retrievers(params: BaseModel, corpus: Corpus, device: Any = "cpu") -> dict[str, Any]:
+def load_retrievers(params: BaseModel) -> dict[str, Any]:
+    """What each enabled retriever of params.yaml `retrievers:` reads from outside, by name."""
+    loaded: dict[str, Any] = {}
+    for name, entry in RETRIEVERS.items():
+        settings = getattr(params, name)
+        if settings.enabled and entry.load is not None:
+            loaded[name] = entry.load(settings)
+    return loaded
+
+
+def build_retrievers(
+    params: BaseModel, corpus: Corpus, device: Any = "cpu", loaded: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The enabled retrievers of params.yaml `retrievers:` over a corpus, by name, in ranking
     order.
 
-    device: where exact dense scoring runs (score.device, resolved)."""
+    device: where exact dense scoring runs (score.device, resolved); loaded: what
+    :func:`load_retrievers` read (None: read it now)."""
+    if loaded is None:
+        loaded = load_retrievers(params)
     built: dict[str, Any] = {}
     for name in ranking_order():
         settings = getattr(params, name)
         if settings.enabled:
-            built[name] = REGISTRY[name].build(settings, corpus, device)
+            built[name] = RETRIEVERS[name].build(settings, corpus, device, loaded.get(name))
     return built
 
 
 def fused_sections(params: BaseModel) -> Mapping[str, list[str]]:
     """The retrievers each fusing retriever fuses (its `fuse` param), enabled or not."""
     return {
-        name: list(getattr(params, name).fuse) for name, entry in registered() if not entry.fusable
+        name: list(getattr(params, name).fuse)
+        for name, entry in RETRIEVERS.items()
+        if not entry.fusable
     }

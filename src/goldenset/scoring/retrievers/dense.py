@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.base import REGISTRY, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,8 +83,10 @@ class DenseScores:
         return out
 
 
-def build_dense(settings: DenseParams, corpus: Corpus, device: torch.device | str) -> Dense:
+def build_dense(
+    settings: DenseParams, corpus: Corpus, device: torch.device | str, loaded: None
+) -> Dense:
     return Dense(corpus, device)
 
 
-REGISTRY["dense"] = RetrieverEntry(DenseParams, build_dense, order=10, exact=True)
+RETRIEVERS.register("dense", RetrieverEntry(DenseParams, build_dense, order=10, exact=True))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field, model_validator
 
 from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.base import REGISTRY, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
 
 if TYPE_CHECKING:
     import torch
@@ -53,21 +53,15 @@ class ExternalCallable:
     holding the pipeline in a subfolder and its ``search/`` folder at the top (``../search``).
     """
 
-    def __init__(self, corpus: Corpus, spec: str, folder: str) -> None:
-        self.corpus, self.spec, self.folder = corpus, spec, folder
-        self._function: Callable | None = None
-
-    def _loaded(self) -> Callable:
-        if self._function is None:
-            self._function = load_callable(self.spec, self.folder)
-        return self._function
+    def __init__(self, corpus: Corpus, spec: str, function: Callable) -> None:
+        self.corpus, self.spec, self.function = corpus, spec, function
 
     def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
         from goldenset.scoring.topk import chunk_depth, to_groups
 
         groups, n_chunks = queries.query_set.groups, len(self.corpus.chunk_ids)
         wanted = min(chunk_depth(groups, n_chunks, depth), n_chunks)
-        answer = self._loaded()(
+        answer = self.function(
             list(queries.texts), self.corpus.chunk_ids, self.corpus.texts, wanted
         )
         found = parse_ranked_ids(answer, self.corpus.chunk_ids, len(queries.texts), self.spec)
@@ -130,19 +124,15 @@ class ExternalRunFile:
     ids is in the file is not scored; a query of a set absent from the file ranks nothing.
     """
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._run: dict[str, dict[str, float]] | None = None
+    def __init__(self, path: str, run: Mapping[str, Mapping[str, float]]) -> None:
+        self.path, self._run = path, run  # qid -> item id -> score, read by load_external
 
     def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK | None:
         import numpy as np
 
-        from goldenset.scoring.exports import read_trec_run
-        from goldenset.scoring.metrics import rank_run
+        from goldenset.metrics.ranking import rank_run
         from goldenset.scoring.topk import TopK
 
-        if self._run is None:
-            self._run = read_trec_run(Path(self.path))
         query_set = queries.query_set
         if not any(qid in self._run for qid in query_set.qids):
             log.info("external: %s holds no %s query; not scored", self.path, query_set.name)
@@ -164,12 +154,26 @@ class ExternalRunFile:
         return TopK(indices=indices, scores=scores)
 
 
+def load_external(settings: ExternalParams) -> Callable | dict[str, dict[str, float]]:
+    """The callable imported, or the run file read."""
+    from goldenset.scoring.exports import read_trec_run
+
+    if settings.callable:
+        return load_callable(settings.callable, settings.folder)
+    return read_trec_run(Path(str(settings.run_file)))
+
+
 def build_external(
-    settings: ExternalParams, corpus: Corpus, device: torch.device | str
+    settings: ExternalParams,
+    corpus: Corpus,
+    device: torch.device | str,
+    loaded: Callable | dict[str, dict[str, float]],
 ) -> ExternalCallable | ExternalRunFile:
     if settings.callable:
-        return ExternalCallable(corpus, settings.callable, settings.folder)
-    return ExternalRunFile(str(settings.run_file))
+        assert callable(loaded)
+        return ExternalCallable(corpus, settings.callable, loaded)
+    assert isinstance(loaded, dict)
+    return ExternalRunFile(str(settings.run_file), loaded)
 
 
 def _ranks_the_chunks_handed(settings: ExternalParams) -> bool:
@@ -177,10 +181,14 @@ def _ranks_the_chunks_handed(settings: ExternalParams) -> bool:
     return bool(settings.callable)
 
 
-REGISTRY["external"] = RetrieverEntry(
-    ExternalParams,
-    build_external,
-    order=40,
-    model_free=True,
-    ranks_chunks=_ranks_the_chunks_handed,
+RETRIEVERS.register(
+    "external",
+    RetrieverEntry(
+        ExternalParams,
+        build_external,
+        order=40,
+        model_free=True,
+        ranks_chunks=_ranks_the_chunks_handed,
+        load=load_external,
+    ),
 )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.base import REGISTRY, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
 
 if TYPE_CHECKING:
     import torch
@@ -65,8 +65,10 @@ def reciprocal_rank_fusion(lists: Sequence[TopK], rrf_k: int, depth: int) -> Top
     return ranked_rows(key_rows[order], key_items[order], fused[order], n_queries, depth)
 
 
-def build_hybrid(settings: HybridParams, corpus: Corpus, device: torch.device | str) -> Hybrid:
+def build_hybrid(
+    settings: HybridParams, corpus: Corpus, device: torch.device | str, loaded: None
+) -> Hybrid:
     return Hybrid(settings.fuse, settings.rrf_k)
 
 
-REGISTRY["hybrid"] = RetrieverEntry(HybridParams, build_hybrid, order=50, fusable=False)
+RETRIEVERS.register("hybrid", RetrieverEntry(HybridParams, build_hybrid, order=50, fusable=False))

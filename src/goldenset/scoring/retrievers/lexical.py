@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from goldenset.scoring.retrievers.base import REGISTRY, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,8 +83,10 @@ class BM25Scores:
         return block
 
 
-def build_bm25(settings: BM25Params, corpus: Corpus, device: torch.device | str) -> BM25:
+def build_bm25(
+    settings: BM25Params, corpus: Corpus, device: torch.device | str, loaded: None
+) -> BM25:
     return BM25(corpus, settings.k1, settings.b)
 
 
-REGISTRY["bm25"] = RetrieverEntry(BM25Params, build_bm25, order=20, model_free=True)
+RETRIEVERS.register("bm25", RetrieverEntry(BM25Params, build_bm25, order=20, model_free=True))

@@ -13,8 +13,9 @@ import os
 from typing import Any
 
 from goldenset.core.errors import GoldensetError
+from goldenset.generation.fields import Price
 from goldenset.generation.interface import Completion, SdkProvider
-from goldenset.generation.providers.registry import PROVIDERS, Price, ProviderEntry
+from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry
 from goldenset.generation.providers.sdk_errors import translate
 
 
@@ -75,19 +76,22 @@ def completion_of(message: Any) -> Completion:
     )
 
 
-PROVIDERS["anthropic"] = ProviderEntry(
-    AnthropicProvider,
-    default_model=AnthropicProvider.DEFAULT_MODEL,
-    # list prices, USD per million tokens; a dated id (claude-haiku-4-5-20251001) matches its prefix
-    prices={
-        "claude-haiku-4-5": Price(input=1.0, output=5.0),
-        "claude-sonnet-4-5": Price(input=3.0, output=15.0),
-        "claude-sonnet-4": Price(input=3.0, output=15.0),
-        "claude-opus-4-5": Price(input=5.0, output=25.0),
-        "claude-opus-4-1": Price(input=15.0, output=75.0),
-        "claude-opus-4": Price(input=15.0, output=75.0),
-        "claude-3-5-haiku": Price(input=0.8, output=4.0),
-        "claude-3-haiku": Price(input=0.25, output=1.25),
-    },
-    batch=f"{__name__}.batches:run_batches",
+PROVIDERS.register(
+    "anthropic",
+    ProviderEntry(
+        AnthropicProvider,
+        # list prices, USD per million tokens; a dated id (claude-haiku-4-5-20251001) matches its
+        # prefix
+        prices={
+            "claude-haiku-4-5": Price(input=1.0, output=5.0),
+            "claude-sonnet-4-5": Price(input=3.0, output=15.0),
+            "claude-sonnet-4": Price(input=3.0, output=15.0),
+            "claude-opus-4-5": Price(input=5.0, output=25.0),
+            "claude-opus-4-1": Price(input=15.0, output=75.0),
+            "claude-opus-4": Price(input=15.0, output=75.0),
+            "claude-3-5-haiku": Price(input=0.8, output=4.0),
+            "claude-3-haiku": Price(input=0.25, output=1.25),
+        },
+        batch=f"{__name__}.batches:run_batches",
+    ),
 )

@@ -1,0 +1,36 @@
+"""The audit's judge on a golden set: the share of its questions a strict reviewer would accept,
+estimated on a seeded sample of them by the judge fitted on the labels (goldenset.judge)."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+
+from goldenset.audit.checks import Acceptance
+from goldenset.core.echo import WindowFrequency, WindowIndex
+from goldenset.core.params import AuditParams
+from goldenset.judge.features import question_features
+from goldenset.judge.model import load_judge
+from goldenset.judge.reader import Reader
+from goldenset.judge.referee import load_referee
+
+
+def judged_rows(questions: int, sample: int | None, seed: int) -> list[int]:
+    """The rows the judge reads: all, or a seeded sample of `sample` of them, in order."""
+    if sample is None or sample >= questions:
+        return list(range(questions))
+    return sorted(random.Random(seed).sample(range(questions), sample))
+
+
+def estimate_acceptance(
+    golden: pd.DataFrame, documents: dict[str, WindowIndex], params: AuditParams
+) -> Acceptance:
+    """The packaged judge's probabilities for the golden set's judged rows (the referee model
+    embeds questions and evidence sentences, the bundled model reads each pair)."""
+    model = load_judge()
+    rows = golden.iloc[judged_rows(len(golden), params.judge_sample, params.seed)]
+    rarity = WindowFrequency(documents.values())
+    features = question_features(rows, documents, rarity, load_referee(), Reader().read)
+    aucs = {name: criterion.auc for name, criterion in model.models.items()}
+    return Acceptance(model.probabilities(features.set_axis(rows.index)), aucs)

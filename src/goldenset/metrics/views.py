@@ -1,0 +1,401 @@
+"""Views of a ranking that do not favour bigger or smaller chunks by construction.
+
+Per-chunk metrics judge a question against chunks, so a chunking into fewer, larger chunks makes
+a question easier: with whole documents as chunks, any chunk of the right document is a hit.
+Two views measure the same rankings without that bias:
+
+- the document view: a question's relevant documents are those holding its evidence; documents
+  rank by their best chunk (the first place any of their chunks reaches in the ranking), and
+  the usual rank metrics (doc_recall@k, doc_hit@k, doc_mrr, doc_ndcg@k) are computed on them;
+- the context-budget view: the ranked chunks, best first, fill a context of B tokens, counted by
+  one fixed tokenizer; text that overlapping chunks share is counted once (the context is a
+  union of character intervals per document). The context is then compared, character by
+  character, with the evidence (context_recall@B, context_precision@B, context_iou@B) and with
+  the relevant documents (context_hit@B).
+
+The last chunk that does not fit whole is truncated to the remaining budget (its first new
+tokens, in document order): every chunking then spends the same budget, as a prompt packed up
+to its limit would. Skipping it instead would leave a chunking of large chunks with an empty
+context whenever its best chunk exceeds B, and reward chunkings whose sizes happen to fit.
+
+A ranked item stands for chunks: one chunk, or the chunks of equal text that rank as one item
+(goldenset.metrics.relevance). In the document view it stands for every document of its chunks (each
+of those documents' best chunk scored that much); in the context its text is put once, as its
+first chunk (the id results show): the copies add no text.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import csr_array
+
+from goldenset.corpus.queries import EVIDENCE_COLUMNS
+from goldenset.metrics.measures import MEASURES, Measure, context_measures
+from goldenset.metrics.ranking import N_RELEVANT_KEY, QUERY_KEY, evaluate
+from goldenset.metrics.relevance import document_qrels
+
+
+@dataclass(frozen=True)
+class ItemChunks:
+    """The chunk rows each ranked item stands for: item i holds ``rows[indptr[i]:indptr[i+1]]``."""
+
+    indptr: np.ndarray
+    rows: np.ndarray
+
+    @classmethod
+    def of(cls, n_chunks: int, groups: np.ndarray | None, order: np.ndarray | None) -> ItemChunks:
+        """Items of a query set: chunks (no groups), or groups of the rows in ``order``."""
+        order = np.arange(n_chunks, dtype=np.int64) if order is None else np.asarray(order)
+        if groups is None:
+            return cls(np.arange(n_chunks + 1, dtype=np.int64), order.astype(np.int64))
+        return cls(np.r_[np.asarray(groups, dtype=np.int64), n_chunks], order.astype(np.int64))
+
+    def first(self) -> np.ndarray:
+        """The first chunk row of each item: the one whose text enters a context."""
+        return self.rows[self.indptr[:-1]]
+
+
+def _expand(indptr: np.ndarray, values: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(position of each item's entry among ``items``, the entries), items' lists concatenated."""
+    counts = indptr[items + 1] - indptr[items]
+    total = int(counts.sum())
+    offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    entries = values[np.repeat(indptr[items], counts) + offsets]
+    return np.repeat(np.arange(items.size), counts), entries
+
+
+def ranked_documents(ranked: np.ndarray, items: ItemChunks, chunk_doc: np.ndarray) -> np.ndarray:
+    """Documents in the order their best chunk ranks, (n_queries, depth'), -1 padded.
+
+    ``ranked``: item indices best first (-1 padding); ``chunk_doc``: document index of each
+    chunk row. Documents that first appear at the same item keep chunk order.
+    """
+    n_queries = ranked.shape[0]
+    query, position = np.nonzero(ranked >= 0)
+    entry, rows = _expand(items.indptr, items.rows, ranked[query, position])
+    query, docs = query[entry], chunk_doc[rows]
+    width = int(chunk_doc.max()) + 1 if chunk_doc.size else 1
+    # entries are in (query, rank, chunk) order, so the first index of a key is its best place
+    _, first = np.unique(query * width + docs, return_index=True)
+    first.sort()
+    query, docs = query[first], docs[first]
+    starts = np.searchsorted(query, np.arange(n_queries))
+    place = np.arange(query.size) - starts[query]
+    depth = int(place.max()) + 1 if place.size else 0
+    out = np.full((n_queries, depth), -1, dtype=np.int64)
+    out[query, place] = docs
+    return out
+
+
+def document_view(
+    ranked: np.ndarray,
+    items: ItemChunks,
+    chunk_doc: np.ndarray,
+    doc_qrels,
+    ks: Sequence[int],
+) -> dict[str, np.ndarray]:
+    """Rank metrics of documents ranked by their best chunk, named doc_<metric>, per judged query.
+
+    ``doc_qrels``: (queries x documents) judgments, columns in the document indices of
+    ``chunk_doc`` (judged documents without chunks after them).
+    """
+    per_query = evaluate(ranked_documents(ranked, items, chunk_doc), doc_qrels, ks)
+    return {
+        name if name in (QUERY_KEY, N_RELEVANT_KEY) else f"doc_{name}": values
+        for name, values in per_query.items()
+    }
+
+
+# --- the context-budget view -------------------------------------------------------------
+
+
+Intervals = list[tuple[int, int]]  # disjoint, sorted [start, end) character ranges
+
+
+def merged(intervals: Sequence[tuple[int, int]]) -> Intervals:
+    """The union of [start, end) ranges as sorted disjoint ranges (empty ones dropped)."""
+    out: Intervals = []
+    for start, end in sorted((int(s), int(e)) for s, e in intervals if e > s):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _uncovered(covered: Intervals, start: int, end: int) -> Intervals:
+    """Parts of [start, end) outside the ``covered`` ranges."""
+    parts, cursor = [], start
+    for low, high in covered:
+        if high <= cursor:
+            continue
+        if low >= end:
+            break
+        if low > cursor:
+            parts.append((cursor, low))
+        cursor = max(cursor, high)
+    if cursor < end:
+        parts.append((cursor, end))
+    return parts
+
+
+def fill_context(
+    chunks: Sequence[tuple[int, int, int]], token_starts: Sequence[Sequence[int]], budget: int
+) -> dict[int, Intervals]:
+    """The context a budget of tokens holds: document -> character ranges.
+
+    ``chunks``: (document, start, end) best first; ``token_starts[d]``: sorted character offsets
+    where document d's tokens start; the tokens of a range are those starting in it, so text
+    shared with the context already costs nothing. The context holds every new character of
+    the chunks, in rank order, up to the first new token past the budget: the chunk that does
+    not fit whole keeps its first new tokens (cut where the next new token starts).
+    """
+    context: dict[int, Intervals] = {}
+    left = budget
+    for doc, start, end in chunks:
+        starts = token_starts[doc]
+        kept, full = [], False
+        for low, high in _uncovered(context.get(doc, []), int(start), int(end)):
+            first, stop = bisect_left(starts, low), bisect_left(starts, high)
+            if stop - first > left:
+                kept.append((low, int(starts[first + left])))
+                full = True
+                break
+            kept.append((low, high))
+            left -= stop - first
+        if kept:
+            context[doc] = merged([*context.get(doc, []), *kept])
+        if full:
+            break
+    return context
+
+
+def _length(intervals: Intervals) -> int:
+    return sum(end - start for start, end in intervals)
+
+
+def _overlap(a: Intervals, b: Intervals) -> int:
+    """Characters in both sets of disjoint sorted ranges."""
+    total, i, j = 0, 0, 0
+    while i < len(a) and j < len(b):
+        total += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+@dataclass(frozen=True)
+class ContextOverlap:
+    """One context set against one question's evidence, in characters: what every context
+    measure computes from."""
+
+    shown: int  # characters in the context
+    wanted: int  # evidence characters
+    both: int  # evidence characters in the context
+    relevant_shown: bool | None  # a relevant document has text in it; None: none is relevant
+
+    @classmethod
+    def of(
+        cls, context: dict[int, Intervals], evidence: dict[int, Intervals], relevant_docs: set[int]
+    ) -> ContextOverlap:
+        shown = sum(_length(ranges) for ranges in context.values())
+        wanted = sum(_length(ranges) for ranges in evidence.values())
+        both = sum(_overlap(ranges, context.get(doc, [])) for doc, ranges in evidence.items())
+        hit = any(context.get(doc) for doc in relevant_docs) if relevant_docs else None
+        return cls(shown, wanted, both, hit)
+
+
+# Recall is NaN without evidence characters (a question judged per document only); precision is
+# 0 for an empty context; hit is NaN without relevant documents.
+def context_recall(overlap: ContextOverlap) -> float:
+    return overlap.both / overlap.wanted if overlap.wanted else float("nan")
+
+
+def context_precision(overlap: ContextOverlap) -> float:
+    return overlap.both / overlap.shown if overlap.shown else 0.0
+
+
+def context_iou(overlap: ContextOverlap) -> float:
+    union = overlap.shown + overlap.wanted - overlap.both
+    return overlap.both / union if union and overlap.wanted else float("nan")
+
+
+def context_hit(overlap: ContextOverlap) -> float:
+    return float("nan") if overlap.relevant_shown is None else float(overlap.relevant_shown)
+
+
+for _measure in (
+    Measure(
+        name="context_recall",
+        parameter="B",
+        views=("context",),
+        definition="share of the evidence characters in a context of B tokens of ranked chunks",
+        compute=context_recall,
+    ),
+    Measure(
+        name="context_precision",
+        parameter="B",
+        views=("context",),
+        definition="share of the context's characters that are evidence (0 for an empty context)",
+        compute=context_precision,
+    ),
+    Measure(
+        name="context_iou",
+        parameter="B",
+        views=("context",),
+        definition="evidence and context characters: intersection over union",
+        compute=context_iou,
+    ),
+    Measure(
+        name="context_hit",
+        parameter="B",
+        views=("context",),
+        definition="1 when a relevant document has text in the context",
+        compute=context_hit,
+    ),
+):
+    MEASURES.register(_measure.name, _measure)
+
+
+@dataclass(frozen=True)
+class ContextInputs:
+    """What the context view needs besides a ranking, for one query set."""
+
+    item_chunk: np.ndarray  # the chunk row whose text stands for each item
+    chunk_doc: np.ndarray  # document index of each chunk row
+    chunk_start: np.ndarray
+    chunk_end: np.ndarray
+    token_starts: list[list[int]]  # per document index: where its tokens start
+    evidence: list[dict[int, Intervals]] | None  # per query: document -> evidence ranges;
+    # None for a set judged per document only
+    relevant_docs: list[set[int]]  # per query: documents judged relevant
+
+
+def context_view(
+    ranked: np.ndarray, inputs: ContextInputs, budgets: Sequence[int]
+) -> dict[str, np.ndarray]:
+    """Each context measure at each budget (context_recall@B, ...) per query."""
+    n_queries, measures = ranked.shape[0], context_measures()
+    out = {f"{m.name}@{b}": np.full(n_queries, np.nan) for b in budgets for m in measures}
+    for query in range(n_queries):
+        row = ranked[query]
+        chunk = inputs.item_chunk[row[row >= 0]]
+        chunks = list(
+            zip(
+                inputs.chunk_doc[chunk].tolist(),
+                inputs.chunk_start[chunk].tolist(),
+                inputs.chunk_end[chunk].tolist(),
+                strict=True,
+            )
+        )
+        for budget in budgets:
+            context = fill_context(chunks, inputs.token_starts, budget)
+            evidence = {} if inputs.evidence is None else inputs.evidence[query]
+            overlap = ContextOverlap.of(context, evidence, inputs.relevant_docs[query])
+            for measure in measures:
+                out[f"{measure.name}@{budget}"][query] = measure.compute(overlap)
+    return out
+
+
+def evidence_by_query(
+    qids: Sequence[str], evidence: pd.DataFrame, doc_index: dict[str, int]
+) -> list[dict[int, Intervals]]:
+    """Per query: document index -> merged evidence ranges (documents without chunks dropped)."""
+    grouped: list[dict[int, list[tuple[int, int]]]] = [{} for _ in qids]
+    row_of = {qid: i for i, qid in enumerate(qids)}
+    for qid, doc_id, start, end in evidence[EVIDENCE_COLUMNS].itertuples(index=False):
+        if qid in row_of and doc_id in doc_index:
+            grouped[row_of[qid]].setdefault(doc_index[doc_id], []).append((start, end))
+    return [{doc: merged(ranges) for doc, ranges in by_doc.items()} for by_doc in grouped]
+
+
+@dataclass(frozen=True)
+class Views:
+    """The views of a query set that do not favour a chunk size."""
+
+    budgets: list[int]
+    context: ContextInputs  # the context-budget view, read from a ranking of chunk items
+    # the document view of a span-judged set: its items' chunks and (queries x documents)
+    # judgments; None for a set whose items are documents already
+    items: ItemChunks | None = None
+    doc_qrels: csr_array | None = None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the chunks lie: documents numbered in chunk order, and their tokens."""
+
+    doc_ids: list[str]
+    chunk_doc: np.ndarray
+    chunk_start: np.ndarray
+    chunk_end: np.ndarray
+    token_starts: list[list[int]]
+
+    @property
+    def doc_index(self) -> dict[str, int]:
+        return {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
+
+
+def chunk_layout(chunks: pd.DataFrame, token_starts_of: dict[str, list[int]]) -> Layout:
+    """``chunks`` (doc_id, start, end; a document's chunks contiguous) with each document's
+    token starts."""
+    codes, doc_ids = pd.factorize(chunks["doc_id"], sort=False)
+    doc_ids = [str(doc_id) for doc_id in doc_ids]
+    return Layout(
+        doc_ids,
+        codes.astype(np.int64),
+        chunks["start"].to_numpy(dtype=np.int64),
+        chunks["end"].to_numpy(dtype=np.int64),
+        [token_starts_of[doc_id] for doc_id in doc_ids],
+    )
+
+
+def span_views(
+    qids: Sequence[str], evidence: pd.DataFrame, layout: Layout, items: ItemChunks, budgets
+) -> Views:
+    """Document and context views of a span-judged set from its evidence table."""
+    judged = evidence[["qid", "doc_id"]].drop_duplicates().assign(grade=1.0)
+    doc_qrels = document_qrels(pd.Series(list(qids)), judged, layout.doc_ids)
+    spans = evidence_by_query(qids, evidence, layout.doc_index)
+    return Views(
+        list(budgets),
+        _context_inputs(items, layout, spans, [set(by_doc) for by_doc in spans]),
+        items,
+        doc_qrels,
+    )
+
+
+def document_judged_views(
+    doc_qrels: csr_array, layout: Layout, items: ItemChunks, budgets
+) -> Views:
+    """The context view of a set judged per document (``doc_qrels`` columns in layout order)."""
+    n_docs = len(layout.doc_ids)
+    qrels = csr_array(doc_qrels)
+    relevant = [
+        {
+            int(doc)
+            for doc, grade in zip(qrels.indices[a:b], qrels.data[a:b], strict=True)
+            if grade > 0 and doc < n_docs
+        }
+        for a, b in zip(qrels.indptr[:-1], qrels.indptr[1:], strict=True)
+    ]
+    return Views(list(budgets), _context_inputs(items, layout, None, relevant))
+
+
+def _context_inputs(items: ItemChunks, layout: Layout, spans, relevant) -> ContextInputs:
+    return ContextInputs(
+        items.first(),
+        layout.chunk_doc,
+        layout.chunk_start,
+        layout.chunk_end,
+        layout.token_starts,
+        spans,
+        relevant,
+    )

@@ -1,0 +1,186 @@
+"""The extension points' declarations (goldenset.scoring.retrievers, goldenset.metrics.measures)
+and what is derived from them: the params sections, the ranking order, metric names, chance
+levels, the plot declaration and the metric table of docs/reading-results.md."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+from goldenset.core.errors import GoldensetError
+from goldenset.metrics.measures import (
+    MEASURES,
+    Measure,
+    context_measures,
+    is_per_question_metric,
+    metric_table,
+    parse_metric,
+    ranking_measures,
+)
+from goldenset.metrics.ranking import evaluate
+from goldenset.metrics.views import ContextInputs, ContextOverlap, context_view
+from goldenset.params import Params, parse_params
+from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.ranked import recall_plot_rows
+from goldenset.scoring.retriever_params import RetrieversParams
+from goldenset.scoring.retrievers import RETRIEVERS, ranking_order
+from tests.conftest import ROOT
+
+
+def test_every_registered_retriever_has_its_params_section_in_registry_order():
+    assert list(RetrieversParams.model_fields) == list(RETRIEVERS)
+    for name, entry in RETRIEVERS.items():
+        assert RetrieversParams.model_fields[name].annotation is entry.params
+    shipped = yaml.safe_load((ROOT / "params.yaml").read_text())["retrievers"]
+    assert list(shipped) == list(RETRIEVERS)
+
+
+def test_fusing_retrievers_rank_after_those_they_fuse():
+    order = ranking_order()
+    assert order == ["dense", "bm25", "ann", "external", "hybrid"]
+    assert sorted(order) == sorted(RETRIEVERS)
+
+
+def test_hybrid_fuses_only_retrievers_that_can_be_fused():
+    with pytest.raises(GoldensetError, match=r"retrievers: .*hybrid.fuse: \['hybrid'\] cannot"):
+        parse_params({"retrievers": {"hybrid": {"fuse": ["dense", "hybrid"]}}})
+    with pytest.raises(GoldensetError, match=r"calibrate: .*unknown \['sparse'\]"):
+        parse_params(
+            {
+                "calibrate": {
+                    "chunkings": [{}],
+                    "models": [{}],
+                    "retrievers": ["dense", "sparse"],
+                    "views": {"v": {"golden": "synthetic.mrr", "reference": "real.mrr"}},
+                }
+            }
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "measure", "value"),
+    [
+        ("ndcg@10", "ndcg", 10),
+        ("doc_mrr", "mrr", None),
+        ("context_hit@512", "context_hit", 512),
+    ],
+)
+def test_metric_names_parse_to_their_measure(name, measure, value):
+    parsed = parse_metric(name)
+    assert parsed is not None and (parsed[0].name, parsed[1]) == (measure, value)
+    assert is_per_question_metric(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["mrr@10", "ndcg", "doc_context_hit@512", "recall@x", "n_queries", "recall_loss@10"]
+)
+def test_other_names_are_no_metric_column(name):
+    assert parse_metric(name) is None and not is_per_question_metric(name)
+
+
+def test_headline_validation_reads_the_declaration():
+    assert ScoreParams(headline=["doc_precision@3", "context_iou@256"]).headline
+    with pytest.raises(ValueError, match="use recall@k, hit@k, ndcg@k, precision@k, mrr, their"):
+        ScoreParams(headline=["map@10"])
+    with pytest.raises(ValueError, match="needs k=7"):
+        ScoreParams(headline=["hit@7"])
+
+
+def test_evaluate_returns_every_ranking_measure_in_declaration_order():
+    from scipy.sparse import csr_array
+
+    per_query = evaluate([[0, 1]], csr_array([[0, 1.0]]), [1, 2])
+    declared = ranking_measures()
+    expected = [f"{m.name}@{k}" for k in (1, 2) for m in declared if m.parameter == "k"]
+    expected += [m.name for m in declared if m.parameter is None]
+    assert list(per_query)[2:] == expected
+
+
+def test_the_context_view_computes_each_registered_context_measure():
+    declared = [m.name for m in context_measures()]
+    assert declared == ["context_recall", "context_precision", "context_iou", "context_hit"]
+    shown = ContextOverlap(shown=10, wanted=4, both=2, relevant_shown=True)
+    values = [m.compute(shown) for m in context_measures()]
+    assert values == [0.5, 0.2, 2 / 12, 1.0]
+    # a context measure registered from outside is computed with the others, in order
+    chars = Measure(
+        name="context_chars",
+        parameter="B",
+        views=("context",),
+        definition="characters in the context",
+        compute=lambda overlap: float(overlap.shown),
+    )
+    inputs = ContextInputs(
+        item_chunk=np.array([0]),
+        chunk_doc=np.array([0]),
+        chunk_start=np.array([0]),
+        chunk_end=np.array([5]),
+        token_starts=[[0, 1, 2, 3, 4]],
+        evidence=[{0: [(0, 2)]}],
+        relevant_docs=[{0}],
+    )
+    MEASURES.register("context_chars", chars)
+    try:
+        out = context_view(np.array([[0]]), inputs, [8])
+    finally:
+        MEASURES.unregister("context_chars")
+    assert list(out) == [f"{name}@8" for name in declared] + ["context_chars@8"]
+    assert out["context_chars@8"][0] == 5.0 and out["context_recall@8"][0] == 1.0
+
+
+def test_the_plot_declaration_draws_every_retriever_from_the_rows():
+    """dvc.yaml's plot reads columns the rows hold, and its template colours by the rows'
+    retriever field: no list of registered names to keep in step."""
+    plot = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["score"]["plots"][0]
+    ((path, spec),) = plot.items()
+    metrics = {"synthetic": {name: {"recall@1": 0.5} for name in RETRIEVERS}}
+    rows = recall_plot_rows(metrics, [1])
+    assert {row["retriever"] for row in rows} == set(RETRIEVERS)
+    assert {spec["x"], spec["y"]} <= set(rows[0])
+    template = (ROOT / ".dvc/plots" / f"{spec['template']}.json").read_text()
+    assert '"field": "retriever"' in template
+    assert not [name for name in RETRIEVERS if f'"{name}"' in template]
+    assert path == "plots/recall_at_k.json"
+
+
+def docs_text(page: str) -> str:
+    """A page of the documentation site, docs/<page>."""
+    return (ROOT / "docs" / page).read_text(encoding="utf-8")
+
+
+def test_the_docs_metric_table_is_the_declarations():
+    assert metric_table() in docs_text("reading-results.md")
+
+
+def test_every_params_field_of_a_retriever_is_reachable_from_params():
+    assert json.loads(Params().model_dump_json())["retrievers"].keys() == RETRIEVERS.keys()
+
+
+def test_each_retriever_module_of_the_package_declares_its_entry():
+    """Importing the package imports every module in it: a new retriever is one new file."""
+    import goldenset.scoring.retrievers as package
+
+    modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
+    declared = {RETRIEVERS[name].build.__module__.rpartition(".")[2] for name in ranking_order()}
+    assert declared == modules - {"base"}
+    assert RETRIEVERS["bm25"].params.__module__ == "goldenset.scoring.retrievers.lexical"
+
+
+def test_reading_params_loads_no_numerical_library():
+    """core.params reads the registries; the retrievers import numpy, torch, faiss and bm25s
+    only when they rank."""
+    code = "import sys, goldenset.core.params; print(sorted(set(sys.modules) & {LIBRARIES}))"
+    libraries = {"numpy", "torch", "faiss", "bm25s", "scipy", "pandas"}
+    process = subprocess.run(
+        [sys.executable, "-c", code.replace("{LIBRARIES}", repr(libraries))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert process.stdout.strip() == "[]"

@@ -1,0 +1,126 @@
+"""The package's imports: no circle between modules, and no import back up the layers.
+
+Every `import` and `from ... import` of a goldenset module counts, those inside functions and
+those for type checkers too: a circle through a type-checking import is still a circle to a
+reader."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "src" / "goldenset"
+# lowest first: a package imports only from the layers below its own (never a sibling)
+LAYERS = [
+    ["core"],
+    ["corpus"],
+    ["chunking", "embedding", "generation", "metrics"],
+    ["judge", "scoring"],
+    ["audit", "calibrate", "compare"],
+    ["stages", "params"],
+    ["init"],
+    ["cli"],
+    ["__main__"],
+]
+SUPPORT = {"testing"}  # loopback servers and projects for tests and benchmarks: may import any
+
+
+def module_name(path: Path, package: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the goldenset modules it imports."""
+    modules = {module_name(path, package): path for path in package.rglob("*.py")}
+    found: dict[str, set[str]] = defaultdict(set)
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            found[name] |= {target for target in targets if target in modules and target != name}
+    return found
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                other = stack.pop()
+                component.append(other)
+                if other == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in list(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def top_package(module: str) -> str:
+    """goldenset.scoring.retrievers.dense -> scoring; goldenset.cli -> cli."""
+    return module.split(".")[1] if "." in module else module
+
+
+def arrows_up(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a package into its own layer or one above it."""
+    layer = {name: number for number, names in enumerate(LAYERS) for name in names}
+    wrong = []
+    for module, targets in graph.items():
+        source = top_package(module)
+        for target in targets:
+            into = top_package(target)
+            if source == into or source in SUPPORT or into == "goldenset":  # __version__
+                continue
+            if layer[into] >= layer[source]:
+                wrong.append(f"{module} -> {target}")
+    return sorted(wrong)
+
+
+def test_no_module_imports_itself_through_others():
+    graph = imports()
+    assert len(graph) > 50
+    assert circles(graph) == []
+
+
+def test_no_package_imports_from_its_layer_or_above():
+    graph = imports()
+    packages = {top_package(module) for module in graph} - {"goldenset"}
+    assert packages <= {name for names in LAYERS for name in names} | SUPPORT
+    assert arrows_up(graph) == []
+
+
+def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path):
+    package = tmp_path / "goldenset"
+    (package / "core").mkdir(parents=True)
+    (package / "scoring").mkdir()
+    (package / "core" / "a.py").write_text("from goldenset.scoring.b import x\n")
+    (package / "scoring" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from goldenset.core.a import y\n"
+    )
+    graph = imports(package)
+    assert circles(graph) == [["goldenset.core.a", "goldenset.scoring.b"]]
+    assert arrows_up(graph) == ["goldenset.core.a -> goldenset.scoring.b"]

@@ -1,0 +1,1 @@
+"""Toy extensions of goldenset, one module per extension point."""
