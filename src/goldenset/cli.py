@@ -14,7 +14,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.paired import (
+    DifferentQuestions,
+    between_retrievers,
+    compare,
+    gate_between_retrievers,
+    metric_columns,
+    pair,
+)
 from goldenset.compare.params import CompareCommand, CompareParams
 from goldenset.compare.regressed import Texts, most_regressed
 from goldenset.compare.render import render_markdown, render_text
@@ -40,16 +47,26 @@ def parser() -> argparse.ArgumentParser:
     commands = main.add_subparsers(dest="command", required=True)
     cmp = commands.add_parser(
         "compare",
-        help="compare the per-question results of two revisions",
+        help="compare the per-question results of two revisions, or of two retrievers",
         description="Paired comparison of data/results.parquet at two git revisions, read "
-        "through DVC (run `dvc pull` first where the outputs are not local). Only the metrics of "
-        "compare.gate in params.yaml (of --repo, the working tree) can fail it, Holm-corrected; "
-        "the options below override that section. Exit status: 0 no significant regression "
-        "beyond the budget, 1 a regression, 2 refused or bad input.",
+        "through DVC (run `dvc pull` first where the outputs are not local), or of two "
+        "retrievers of one revision (--retrievers). Only the metrics of compare.gate in "
+        "params.yaml (of --repo, the working tree) can fail it, Holm-corrected; the options below "
+        "override that section. Exit status: 0 no significant regression beyond the budget, 1 a "
+        "regression, 2 refused or bad input.",
     )
-    cmp.add_argument("rev_a", nargs="?", default="HEAD", help="baseline (default: HEAD)")
     cmp.add_argument(
-        "rev_b", nargs="?", default="workspace", help="candidate (default: the workspace)"
+        "rev_a",
+        nargs="?",
+        help="baseline (default: HEAD); with --retrievers, the revision (default: the workspace)",
+    )
+    cmp.add_argument("rev_b", nargs="?", help="candidate (default: the workspace)")
+    cmp.add_argument(
+        "--retrievers",
+        nargs=2,
+        metavar=("BASELINE", "CANDIDATE"),
+        help="compare two retrievers of one revision, question by question; the gate's metrics "
+        "of the baseline gate the candidate",
     )
     cmp.add_argument(
         "--gate",
@@ -165,9 +182,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 def run_compare(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    revs = [None if rev == "workspace" else rev for rev in (args.rev_a, args.rev_b)]
-    labels = (label(revs[0]), label(revs[1]))
-    results_a, results_b = (read_results(rev, args.repo) for rev in revs)
+    if args.retrievers:
+        revs, labels, results_a, results_b, settings = _two_retrievers(args, settings)
+    else:
+        names = (args.rev_a or "HEAD", args.rev_b or "workspace")
+        revs = [None if rev == "workspace" else rev for rev in names]
+        labels = (label(revs[0]), label(revs[1]))
+        results_a, results_b = (read_results(rev, args.repo) for rev in revs)
     paired = pair(results_a, results_b, labels, intersect=args.intersect)
     metrics = [name for name in metric_columns(results_a) if name in set(results_b.columns)]
     if args.metrics:
@@ -192,6 +213,19 @@ def run_compare(args: argparse.Namespace) -> int:
     render = render_markdown if args.format == "markdown" else render_text
     sys.stdout.write(render(rows, regressed, texts, labels, settings))
     return REGRESSION if any(row.regression for row in rows) else NO_REGRESSION
+
+
+def _two_retrievers(args: argparse.Namespace, settings: CompareParams):
+    """(revisions, labels, the baseline's and the candidate's results as two runs, the gate read
+    for them) of `--retrievers BASELINE CANDIDATE` at one revision."""
+    if args.rev_b is not None:
+        raise GoldensetError("--retrievers compares two retrievers of one revision: name one")
+    rev = None if args.rev_a in (None, "workspace") else args.rev_a
+    baseline, candidate = args.retrievers
+    a, b = between_retrievers(read_results(rev, args.repo), baseline, candidate)
+    labels = (f"{baseline} @ {label(rev)}", f"{candidate} @ {label(rev)}")
+    gate = gate_between_retrievers(settings.gate, baseline, candidate)
+    return [rev, rev], labels, a, b, settings.model_copy(update={"gate": gate})
 
 
 def _compare_params(repo: str) -> CompareParams:

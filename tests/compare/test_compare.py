@@ -9,7 +9,14 @@ import yaml
 from scipy.stats import norm
 
 from goldenset.compare.gate import Row, apply_gate
-from goldenset.compare.paired import DifferentQuestions, compare, metric_columns, pair
+from goldenset.compare.paired import (
+    DifferentQuestions,
+    between_retrievers,
+    compare,
+    gate_between_retrievers,
+    metric_columns,
+    pair,
+)
 from goldenset.compare.params import CompareParams
 from goldenset.compare.regressed import Texts, most_regressed
 from goldenset.compare.render import render_markdown, render_text, verdict
@@ -322,3 +329,46 @@ def test_an_option_out_of_range_is_one_line_naming_it(tmp_path, capsys, options,
     assert main(["compare", "--repo", str(tmp_path), *options]) == REFUSED
     error = capsys.readouterr().err
     assert error.startswith(line) and error.count("\n") == 1, error
+
+
+def test_two_retrievers_of_one_run_pair_question_by_question_and_the_gate_follows():
+    run = results({"dense": [1, 1, 2, 1, 1, 1, 2, 1] * 4, "bm25": [3, 4, None, 5, 2, 6, 4, 3] * 4})
+    a, b = between_retrievers(run, "dense", "bm25")
+    assert set(a["retriever"]) == set(b["retriever"]) == {"bm25"}
+    assert a["qid"].tolist() == b["qid"].tolist()
+    gate = gate_between_retrievers(["real.dense.mrr", "real.hybrid.mrr"], "dense", "bm25")
+    assert gate == ["real.bm25.mrr"]  # the baseline's gated metric gates the candidate
+    rows = compare(pair(a, b, ("dense", "bm25")), ["mrr"], replace(SETTINGS, gate=gate))
+    (row,) = rows
+    assert row.retriever == "bm25" and row.mean_a > row.mean_b
+    assert row.gated and row.regression and row.worse == 32
+
+
+def test_two_retrievers_errors_name_what_the_run_has():
+    run = results({"dense": [1, 2], "bm25": [2, 1]})
+    with pytest.raises(GoldensetError, match=r"'sparse' has no results; the run has \['bm25'"):
+        between_retrievers(run, "dense", "sparse")
+    with pytest.raises(GoldensetError, match="'dense' twice"):
+        between_retrievers(run, "dense", "dense")
+
+
+def test_goldenset_compare_retrievers_gates_the_candidate_on_the_baselines_metrics(
+    tmp_path, capsys
+):
+    from goldenset.cli import NO_REGRESSION, REFUSED, REGRESSION, main
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["compare"]["gate"] = ["real.dense.mrr"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    ranks = {"dense": [1, 1, 2, 1, 1, 1, 2, 1] * 4, "bm25": [3, 4, None, 5, 2, 6, 4, 3] * 4}
+    results(ranks).to_parquet(tmp_path / "data/results.parquet")
+    options = ["compare", "--repo", str(tmp_path), "--format", "markdown", "--show", "0"]
+    assert main([*options, "--retrievers", "dense", "bm25"]) == REGRESSION
+    shown = capsys.readouterr().out
+    assert "A = `dense @ workspace`, B = `bm25 @ workspace`" in shown
+    assert "real.bm25.mrr" in shown and "1 significant regression(s)" in shown
+    # the other way round the gate follows the candidate, which gains
+    assert main([*options, "--retrievers", "bm25", "dense"]) == NO_REGRESSION
+    assert main([*options, "HEAD", "workspace", "--retrievers", "dense", "bm25"]) == REFUSED
+    assert "name one" in capsys.readouterr().err

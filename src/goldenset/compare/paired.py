@@ -38,6 +38,39 @@ def shared_questions(a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str]) 
     return problems
 
 
+def between_retrievers(
+    results: pd.DataFrame, baseline: str, candidate: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two retrievers of one run as two runs to pair: the baseline's rows, named as the
+    candidate's so that each question pairs with itself, and the candidate's; on the query sets
+    both scored (a run file may hold one set only)."""
+    scored = sorted(set(results["retriever"]))
+    for name in dict.fromkeys([baseline, candidate]):
+        if name not in scored:
+            raise GoldensetError(f"--retrievers: {name!r} has no results; the run has {scored}")
+    if baseline == candidate:
+        raise GoldensetError(f"--retrievers: {baseline!r} twice; name two retrievers")
+    a = results[results["retriever"] == baseline]
+    b = results[results["retriever"] == candidate]
+    both = set(a["query_set"]) & set(b["query_set"])
+    if not both:
+        raise GoldensetError(f"--retrievers: {baseline} and {candidate} share no query set")
+    a = a[a["query_set"].isin(both)].assign(retriever=candidate)
+    return a.reset_index(drop=True), b[b["query_set"].isin(both)].reset_index(drop=True)
+
+
+def gate_between_retrievers(gate: list[str], baseline: str, candidate: str) -> list[str]:
+    """compare.gate read for two retrievers of one run: the candidate must not lose what the
+    gate protects of the baseline (`real.dense.ndcg@10` gates the candidate's real ndcg@10),
+    nor of itself; what it protects of other retrievers does not apply."""
+    gated = []
+    for name in gate:
+        query_set, retriever, metric = name.split(".", 2)
+        if retriever in (baseline, candidate):
+            gated.append(f"{query_set}.{candidate}.{metric}")
+    return list(dict.fromkeys(gated))
+
+
 def pair(
     a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str], intersect: bool = False
 ) -> pd.DataFrame:
