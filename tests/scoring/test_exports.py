@@ -297,3 +297,22 @@ def test_document_and_context_views_and_chance_levels_reach_the_metric_files(sco
     ours = scores["synthetic"]["dense"]["doc_ndcg@10"]
     theirs = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(by_doc)
     assert ours == pytest.approx(np.mean([v["ndcg_cut_10"] for v in theirs.values()]), abs=1e-9)
+
+
+def test_the_callables_answers_are_kept_and_an_unchanged_rerun_asks_nothing(scored):
+    (kept,) = (scored / "cache/retrievers").glob("*.json")
+    answers = json.loads(kept.read_text())
+    assert answers and all(isinstance(ranked, list) for ranked in answers.values())
+    written = kept.stat().st_mtime_ns
+    assert run_stage("score", scored).returncode == 0
+    assert kept.stat().st_mtime_ns == written  # every answer came from the cache: none added
+    params = yaml.safe_load((scored / "params.yaml").read_text())
+    params["retrievers"]["external"]["version"] = "index rebuilt"
+    (scored / "params.yaml").write_text(yaml.safe_dump(params))
+    try:
+        assert run_stage("score", scored).returncode == 0
+        # a new version is a new identity: every question asked again, kept apart
+        assert len(list((scored / "cache/retrievers").glob("*.json"))) == 2
+    finally:
+        params["retrievers"]["external"]["version"] = ""
+        (scored / "params.yaml").write_text(yaml.safe_dump(params))

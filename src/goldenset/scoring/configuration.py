@@ -208,6 +208,15 @@ def write_score_outputs(outputs: ScoreOutputs, root: Path = Path(".")) -> None:
     write_json(root / paths.RECALL_PLOT, outputs.recall_plot)
 
 
+def save_answers(inputs: ScoreInputs) -> None:
+    """The answers a retriever that lives outside the pipeline gave this run, added to its cache
+    (retrievers.external.cache_dir): an unchanged re-run asks nothing again."""
+    for loaded in inputs.loaded.values():
+        cache = getattr(loaded, "cache", None)
+        if cache is not None:
+            cache.save()
+
+
 @dataclass(frozen=True)
 class _Scored:
     """One query set scored: what each retriever ranked, and its metrics and result rows."""

@@ -3,10 +3,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from goldenset.core.params import StageParams
-from goldenset.scoring.configuration import read_score_inputs, score_inputs, write_score_outputs
+from goldenset.scoring.configuration import (
+    read_score_inputs,
+    save_answers,
+    score_inputs,
+    write_score_outputs,
+)
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 
@@ -20,6 +27,8 @@ def main(params: ScoreStage) -> None:
     inputs = read_score_inputs(params.score, params.retrievers)
     outputs = score_inputs(inputs, params.score, params.retrievers)
     write_score_outputs(outputs)
+    Path(params.retrievers.external.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output
+    save_answers(inputs)
 
 
 if __name__ == "__main__":

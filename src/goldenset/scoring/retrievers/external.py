@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, Retrie
 if TYPE_CHECKING:
     import torch
 
+    from goldenset.scoring.query_cache import QueryCache
     from goldenset.scoring.retrievers.base import Corpus, Queries
     from goldenset.scoring.topk import TopK
 
@@ -34,6 +36,14 @@ class ExternalParams(RetrieverSection):
         min_length=1,
         description="the retriever's files, a dep of score; its module imports from the folder "
         "holding this one",
+    )
+    cache_dir: str = Field(
+        "cache/retrievers", description="the callable's answers by question (a DVC output)"
+    )
+    version: str = Field(
+        "",
+        description="bump it when what the callable answers changes outside its files (a live "
+        "index): score re-runs and asks it again; otherwise its answers come from the cache",
     )
 
     @model_validator(mode="after")
@@ -53,19 +63,39 @@ class ExternalCallable:
     holding the pipeline in a subfolder and its ``search/`` folder at the top (``../search``).
     """
 
-    def __init__(self, corpus: Corpus, spec: str, function: Callable) -> None:
-        self.corpus, self.spec, self.function = corpus, spec, function
+    def __init__(self, corpus: Corpus, spec: str, source: CallableSource) -> None:
+        from goldenset.scoring.query_cache import digest
+
+        self.corpus, self.spec, self.source = corpus, spec, source
+        self._handed = digest(*corpus.chunk_ids, *corpus.texts)  # what it ranks
 
     def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
+        from goldenset.scoring.query_cache import digest
         from goldenset.scoring.topk import chunk_depth, to_groups
 
         groups, n_chunks = queries.query_set.groups, len(self.corpus.chunk_ids)
         wanted = min(chunk_depth(groups, n_chunks, depth), n_chunks)
-        answer = self.function(
-            list(queries.texts), self.corpus.chunk_ids, self.corpus.texts, wanted
-        )
-        found = parse_ranked_ids(answer, self.corpus.chunk_ids, len(queries.texts), self.spec)
+        texts = list(queries.texts)
+        keys = [digest(self._handed, str(wanted), text) for text in texts]
+        cache = self.source.cache
+        missing = [i for i, key in enumerate(keys) if cache.get(key) is None]
+        if missing:  # one call for every question not asked before
+            asked = [texts[i] for i in missing]
+            answer = self.source.function(asked, self.corpus.chunk_ids, self.corpus.texts, wanted)
+            check_answer_count(answer, len(asked), self.spec)
+            for i, ranked in zip(missing, answer, strict=True):
+                cache.put(keys[i], [plain(entry) for entry in ranked])
+        answers = [cache.get(key) for key in keys]
+        found = parse_ranked_ids(answers, self.corpus.chunk_ids, len(texts), self.spec)
         return to_groups(found, groups, depth)
+
+
+@dataclass(frozen=True)
+class CallableSource:
+    """What a callable retriever reads from outside: the function, and its answers so far."""
+
+    function: Callable
+    cache: QueryCache
 
 
 def load_callable(spec: str, folder: str) -> Callable:
@@ -90,16 +120,29 @@ def load_callable(spec: str, folder: str) -> Callable:
     return function
 
 
-def parse_ranked_ids(answer: object, item_ids: list[str], n_queries: int, origin: str) -> TopK:
-    """Per-query lists of ids or (id, score) pairs -> ranked lists; scores default to 1/rank."""
-    from goldenset.scoring.topk import padded
+def plain(entry: object) -> str | list:
+    """An answer's entry as JSON keeps it: an id, or [id, score] (a numpy score as a float)."""
+    if isinstance(entry, str):
+        return entry
+    item, score = entry  # type: ignore[misc]
+    return [str(item), float(score)]
 
+
+def check_answer_count(answer: object, n_queries: int, origin: str) -> None:
     if not isinstance(answer, Sequence) or len(answer) != n_queries:
         raise GoldensetError(
             f"retrievers.external: {origin} must return one ranked list per query "
             f"({n_queries}), got {type(answer).__name__}"
             + (f" of {len(answer)}" if isinstance(answer, Sequence) else "")
         )
+
+
+def parse_ranked_ids(answer: object, item_ids: list[str], n_queries: int, origin: str) -> TopK:
+    """Per-query lists of ids or (id, score) pairs -> ranked lists; scores default to 1/rank."""
+    from goldenset.scoring.topk import padded
+
+    check_answer_count(answer, n_queries, origin)
+    assert isinstance(answer, Sequence)
     index_of = {item: position for position, item in enumerate(item_ids)}
     depth = max((len(ranked) for ranked in answer), default=0)
     found = padded(n_queries, depth)
@@ -154,12 +197,16 @@ class ExternalRunFile:
         return TopK(indices=indices, scores=scores)
 
 
-def load_external(settings: ExternalParams) -> Callable | dict[str, dict[str, float]]:
-    """The callable imported, or the run file read."""
+def load_external(settings: ExternalParams) -> CallableSource | dict[str, dict[str, float]]:
+    """The callable imported with its cache of answers, or the run file read."""
     from goldenset.scoring.exports import read_trec_run
+    from goldenset.scoring.query_cache import QueryCache, digest, folder_digest
 
     if settings.callable:
-        return load_callable(settings.callable, settings.folder)
+        function = load_callable(settings.callable, settings.folder)
+        code = folder_digest(Path(settings.folder))
+        identity = digest(settings.callable, code, settings.version)
+        return CallableSource(function, QueryCache.open(Path(settings.cache_dir), identity))
     return read_trec_run(Path(str(settings.run_file)))
 
 
@@ -167,10 +214,10 @@ def build_external(
     settings: ExternalParams,
     corpus: Corpus,
     device: torch.device | str,
-    loaded: Callable | dict[str, dict[str, float]],
+    loaded: CallableSource | dict[str, dict[str, float]],
 ) -> ExternalCallable | ExternalRunFile:
     if settings.callable:
-        assert callable(loaded)
+        assert isinstance(loaded, CallableSource)
         return ExternalCallable(corpus, settings.callable, loaded)
     assert isinstance(loaded, dict)
     return ExternalRunFile(str(settings.run_file), loaded)

@@ -1,0 +1,78 @@
+"""Answers of a retriever that lives outside the pipeline (a team's own callable), kept by the
+retriever's identity and the question: a re-run of score that changes nothing of the retriever
+asks it nothing again.
+
+The identity holds what changes an answer: the callable's name, its folder's files (also a dep of
+score) and retrievers.external.version, which a team bumps when what the retriever answers changes
+outside its files (a live index). Opened and saved at the edges (read_score_inputs, the score
+stage): scoring fills it in memory. It lives in cache/retrievers, a DVC output of score, so that
+a team's remote shares it like the LLM answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.files import write_json
+
+
+def digest(*parts: str) -> str:
+    """A short stable hash of some strings (their order counts)."""
+    hashed = hashlib.sha256()
+    for part in parts:
+        hashed.update(part.encode("utf-8") + b"\0")
+    return hashed.hexdigest()[:24]
+
+
+def folder_digest(folder: Path) -> str:
+    """A hash of every file under a folder, by path and content ("" when there is none)."""
+    if not folder.is_dir():
+        return digest("")
+    files = sorted(path for path in folder.rglob("*") if path.is_file())
+    files = [path for path in files if "__pycache__" not in path.parts]
+    parts = [f"{path.relative_to(folder).as_posix()}:{digest_bytes(path)}" for path in files]
+    return digest(*parts)
+
+
+def digest_bytes(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass
+class QueryCache:
+    """One retriever's answers by question key, as read from its file, plus those added."""
+
+    path: Path
+    answers: dict[str, Any] = field(default_factory=dict)
+    added: int = 0
+
+    @classmethod
+    def open(cls, folder: Path, identity: str) -> QueryCache:
+        path = folder / f"{identity}.json"
+        if not path.exists():
+            return cls(path)
+        try:
+            answers = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise GoldensetError(
+                f"{path} is not a retriever cache (damaged?): delete it to ask the retriever again"
+            ) from None
+        return cls(path, answers)
+
+    def get(self, key: str) -> Any:
+        return self.answers.get(key)
+
+    def put(self, key: str, answer: Any) -> None:
+        self.answers[key] = answer
+        self.added += 1
+
+    def save(self) -> None:
+        """Write the file when answers were added (nothing otherwise)."""
+        if self.added:
+            write_json(self.path, self.answers, indent=0)
+            self.added = 0
