@@ -76,3 +76,34 @@ def test_a_damaged_cache_is_one_line_saying_what_to_do(tmp_path):
     (tmp_path / "store.json").write_text("{not json")
     with pytest.raises(GoldensetError, match="store.json is not a retriever cache .* delete it"):
         QueryCache.open(tmp_path, "store")
+
+
+class FailsOnce(Counting):
+    """Answers its first call, then its index goes down once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def __call__(self, queries, chunk_ids, chunk_texts, k):
+        self.calls += 1
+        if self.calls == 2:
+            raise ConnectionError("connection refused by localhost:8000\nmore detail")
+        return super().__call__(queries, chunk_ids, chunk_texts, k)
+
+
+def test_a_retriever_that_fails_half_way_keeps_what_it_answered_and_resumes(tmp_path):
+    function = FailsOnce()
+    cache = QueryCache.open(tmp_path, "store")
+    questions = ["one", "two", "three", "four", "five"]
+    with pytest.raises(GoldensetError) as caught:
+        ranked(CallableSource(function, cache, batch_size=2), questions)
+    message = str(caught.value)
+    assert message.startswith("retrievers.external: external.search:search failed on 2 questions")
+    assert "(ConnectionError: connection refused by localhost:8000)" in message
+    assert "the 2 answers it gave are kept" in message and "\n" not in message
+    cache.save()  # as the score stage does, whatever happened
+    resumed = QueryCache.open(tmp_path, "store")
+    assert len(resumed.answers) == 2
+    ranked(CallableSource(function, resumed, batch_size=2), questions)
+    assert function.asked == ["one", "two", "three", "four", "five"]  # the rest, once each

@@ -25,10 +25,12 @@ class ScoreStage(StageParams):
 
 def main(params: ScoreStage) -> None:
     inputs = read_score_inputs(params.score, params.retrievers)
-    outputs = score_inputs(inputs, params.score, params.retrievers)
-    write_score_outputs(outputs)
     Path(params.retrievers.external.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output
-    save_answers(inputs)
+    try:
+        outputs = score_inputs(inputs, params.score, params.retrievers)
+    finally:  # a retriever that failed half-way keeps the answers it gave
+        save_answers(inputs)
+    write_score_outputs(outputs)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +39,9 @@ class ExternalParams(RetrieverSection):
     )
     cache_dir: str = Field(
         "cache/retrievers", description="the callable's answers by question (a DVC output)"
+    )
+    batch_size: int = Field(
+        64, gt=0, description="questions a call; the answers of each call are kept"
     )
     version: str = Field(
         "",
@@ -79,23 +82,44 @@ class ExternalCallable:
         keys = [digest(self._handed, str(wanted), text) for text in texts]
         cache = self.source.cache
         missing = [i for i, key in enumerate(keys) if cache.get(key) is None]
-        if missing:  # one call for every question not asked before
-            asked = [texts[i] for i in missing]
-            answer = self.source.function(asked, self.corpus.chunk_ids, self.corpus.texts, wanted)
-            check_answer_count(answer, len(asked), self.spec)
-            for i, ranked in zip(missing, answer, strict=True):
+        for batch in self._batches(missing, queries.query_set.name):
+            answer = self._ask([texts[i] for i in batch], wanted, len(cache.answers))
+            check_answer_count(answer, len(batch), self.spec)
+            for i, ranked in zip(batch, answer, strict=True):
                 cache.put(keys[i], [plain(entry) for entry in ranked])
         answers = [cache.get(key) for key in keys]
         found = parse_ranked_ids(answers, self.corpus.chunk_ids, len(texts), self.spec)
         return to_groups(found, groups, depth)
 
+    def _batches(self, rows: list[int], name: str) -> Iterator[list[int]]:
+        """The questions not asked before, a batch a call, with a progress bar for many."""
+        from tqdm import tqdm
+
+        size = self.source.batch_size
+        batches = [rows[start : start + size] for start in range(0, len(rows), size)]
+        bar = tqdm(batches, desc=f"external {name}", unit="batch", disable=len(batches) < 2)
+        yield from bar
+
+    def _ask(self, texts: list[str], k: int, kept: int) -> object:
+        try:
+            return self.source.function(texts, self.corpus.chunk_ids, self.corpus.texts, k)
+        except Exception as error:  # the user's code, or the index it queries: any error
+            reason = (str(error).strip().splitlines() or [""])[0]
+            raise GoldensetError(
+                f"retrievers.external: {self.spec} failed on {len(texts)} questions "
+                f"({type(error).__name__}: {reason}); check the index or service it queries: "
+                f"the {kept} answers it gave are kept and the next run asks only the rest"
+            ) from error
+
 
 @dataclass(frozen=True)
 class CallableSource:
-    """What a callable retriever reads from outside: the function, and its answers so far."""
+    """What a callable retriever reads from outside: the function, its answers so far, and how
+    many questions it is asked a call."""
 
     function: Callable
     cache: QueryCache
+    batch_size: int = 64
 
 
 def load_callable(spec: str, folder: str) -> Callable:
@@ -206,7 +230,8 @@ def load_external(settings: ExternalParams) -> CallableSource | dict[str, dict[s
         function = load_callable(settings.callable, settings.folder)
         code = folder_digest(Path(settings.folder))
         identity = digest(settings.callable, code, settings.version)
-        return CallableSource(function, QueryCache.open(Path(settings.cache_dir), identity))
+        cache = QueryCache.open(Path(settings.cache_dir), identity)
+        return CallableSource(function, cache, settings.batch_size)
     return read_trec_run(Path(str(settings.run_file)))
 
 
