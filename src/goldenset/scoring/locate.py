@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -72,11 +72,12 @@ def locate(
     text: str,
     start: int | None = None,
     end: int | None = None,
-    words: Words | None = None,
+    words: Words | Callable[[], Words] | None = None,
 ) -> Span | None:
     """The span of ``text`` in ``document`` (see the module), None when it is not there.
 
-    ``words``: the document's :class:`Words`, computed once for its many passages."""
+    ``words``: the document's :class:`Words`, or what makes them when first needed, computed
+    once for its many passages."""
     if start is not None:
         stop = start + len(text) if end is None else end
         if 0 <= start <= stop <= len(document) and document[start:stop] == text:
@@ -86,6 +87,8 @@ def locate(
         found = _nearest(document, stripped, start)
         if found is not None:
             return Span(found, found + len(stripped), "exact")
+    if callable(words):
+        words = words()
     return _tolerant(words or Words.of(document), text, start)
 
 
@@ -105,21 +108,33 @@ def _nearest(document: str, text: str, near: int | None) -> int | None:
 
 
 def _tolerant(words: Words, text: str, near: int | None) -> Span | None:
-    passage = " ".join(match.group().lower() for match in words_of(text))
-    if not passage:
+    """The passage's words in order in the document's: whole words, else (three words or more)
+    with its first word the end of a word and its last the start of one, as a window cut inside
+    words leaves them."""
+    found = [match.group().lower() for match in words_of(text)]
+    if not found:
         return None
-    count = passage.count(" ") + 1
-    at = f" {words.joined} ".find(f" {passage} ")  # whole words only
-    best = None
-    while at >= 0:
-        first = bisect_left(words.word_at, at)
-        span = Span(words.starts[first], words.ends[first + count - 1], "tolerant")
-        if near is None:
-            return span
-        if best is None or abs(span.start - near) < abs(best.start - near):
-            best = span
-        at = f" {words.joined} ".find(f" {passage} ", at + 1)
-    return best
+    whole = r"(?<![^ ])" + re.escape(" ".join(found)) + r"(?![^ ])"
+    spans = _matches(words, whole, found, cut=False)
+    if not spans and len(found) >= 3:
+        inner = re.escape(" ".join(found[1:-1]))
+        edges = rf"(?<![^ ])\w*{re.escape(found[0])} {inner} {re.escape(found[-1])}\w*(?![^ ])"
+        spans = _matches(words, edges, found, cut=True)
+    if not spans:
+        return None
+    return spans[0] if near is None else min(spans, key=lambda span: abs(span.start - near))
+
+
+def _matches(words: Words, pattern: str, found: list[str], cut: bool) -> list[Span]:
+    spans = []
+    for match in re.finditer(pattern, words.joined):
+        first = bisect_left(words.word_at, match.start())
+        last = first + len(found) - 1
+        start, end = words.starts[first], words.ends[last]
+        if cut:  # the passage holds the first word's end and the last word's start
+            start, end = words.ends[first] - len(found[0]), words.starts[last] + len(found[-1])
+        spans.append(Span(start, end, "tolerant"))
+    return spans
 
 
 @dataclass
@@ -186,9 +201,12 @@ def place_passages(documents: Mapping[str, str], passages: Sequence[Passage]) ->
             placement.unknown_documents[passage.doc_id] += 1
         else:
             document = documents[passage.doc_id]
-            if passage.doc_id not in indexes:
-                indexes[passage.doc_id] = Words.of(document)
-            words = indexes[passage.doc_id]
+
+            def words(doc_id: str = passage.doc_id, text: str = document) -> Words:
+                if doc_id not in indexes:  # only for a passage the exact ways do not place
+                    indexes[doc_id] = Words.of(text)
+                return indexes[doc_id]
+
             span = locate(document, passage.text, passage.start, passage.end, words)
             if span is None:
                 placement.not_found += 1
