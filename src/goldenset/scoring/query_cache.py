@@ -35,12 +35,11 @@ def folder_digest(folder: Path) -> str:
         return digest("")
     files = sorted(path for path in folder.rglob("*") if path.is_file())
     files = [path for path in files if "__pycache__" not in path.parts]
-    parts = [f"{path.relative_to(folder).as_posix()}:{digest_bytes(path)}" for path in files]
+    parts = [
+        f"{path.relative_to(folder).as_posix()}:{hashlib.sha256(path.read_bytes()).hexdigest()}"
+        for path in files
+    ]
     return digest(*parts)
-
-
-def digest_bytes(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @dataclass

@@ -57,12 +57,10 @@ PROVIDERS: Registry[ProviderEntry] = Registry(
 
 
 def provider_entry(name: str) -> ProviderEntry:
-    entry = PROVIDERS.get(name)
-    if entry is None:
-        raise GoldensetError(
-            f"generate.provider: unknown provider {name!r}; use one of {PROVIDERS.names()}"
-        )
-    return entry
+    try:
+        return PROVIDERS.get_entry(name)
+    except GoldensetError as error:
+        raise GoldensetError(f"generate.provider: {error}") from None
 
 
 def require_installed(name: str) -> None:
