@@ -184,6 +184,12 @@ def metrics_page() -> str:
 # retrievers ------------------------------------------------------------------------------
 
 
+def _fusion(entry) -> str:
+    if entry.foreign:
+        return "a store: scored over its own chunking (not fusable)"
+    return "fusable by hybrid" if entry.fusable else "fuses other retrievers"
+
+
 def retrievers_page() -> str:
     """Every retriever of goldenset.scoring.retrievers.RETRIEVERS, with its params section."""
     import sys
@@ -205,7 +211,7 @@ def retrievers_page() -> str:
         traits = [
             "reads no embedding" if entry.model_free else "reads the embeddings",
             "exact search" if entry.exact else "",
-            "fusable by hybrid" if entry.fusable else "fuses other retrievers",
+            _fusion(entry),
             "has metrics of its own" if entry.extra_metrics is not None else "",
         ]
         parts.append(

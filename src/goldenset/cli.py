@@ -206,7 +206,12 @@ def run_compare(args: argparse.Namespace) -> int:
     shown = next((m for m in metrics if paired[f"{m}_b"].notna().any()), metrics[0])
     regressed = most_regressed(paired, shown, args.show) if args.show > 0 else []
     texts = (
-        read_texts(revs[1], args.repo, {item.query_set for item in regressed})
+        read_texts(
+            revs[1],
+            args.repo,
+            {item.query_set for item in regressed},
+            {item.retriever for item in regressed},
+        )
         if regressed
         else Texts()
     )

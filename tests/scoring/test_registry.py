@@ -43,7 +43,8 @@ def test_every_registered_retriever_has_its_params_section_in_registry_order():
 
 def test_fusing_retrievers_rank_after_those_they_fuse():
     order = ranking_order()
-    assert order == ["dense", "bm25", "ann", "external", "hybrid"]
+    stores = ["chroma", "langchain", "llamaindex", "postgres", "qdrant"]  # each over its own chunks
+    assert order == ["dense", "bm25", "ann", "external", "hybrid", *stores]
     assert sorted(order) == sorted(RETRIEVERS)
 
 
@@ -163,12 +164,19 @@ def test_every_params_field_of_a_retriever_is_reachable_from_params():
 
 
 def test_each_retriever_module_of_the_package_declares_its_entry():
-    """Importing the package imports every module in it: a new retriever is one new file."""
-    import goldenset.scoring.retrievers as package
+    """Importing the packages imports every module in them: a new retriever, or a new store, is
+    one new file."""
+    import goldenset.scoring.retrievers as retrievers
+    import goldenset.scoring.stores as stores
 
-    modules = {info.name for info in pkgutil.iter_modules(package.__path__)}
-    declared = {RETRIEVERS[name].build.__module__.rpartition(".")[2] for name in ranking_order()}
-    assert declared == modules - {"base"}
+    shared = {"base", "callable"}  # the interface, and what two store modules share
+    modules = {
+        f"{package.__name__}.{info.name}"
+        for package in (retrievers, stores)
+        for info in pkgutil.iter_modules(package.__path__)
+        if info.name not in shared
+    }
+    assert {RETRIEVERS[name].params.__module__ for name in ranking_order()} == modules
     assert RETRIEVERS["bm25"].params.__module__ == "goldenset.scoring.retrievers.lexical"
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import pandas as pd
 from goldenset.compare.regressed import Texts
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_parquet_bytes
-from goldenset.core.paths import CHUNKS, DOCUMENTS, RESULTS
+from goldenset.core.paths import CHUNKS, DOCUMENTS, RESULTS, store_corpus
 from goldenset.corpus.beir import document_text
 from goldenset.corpus.querysets import BY_DOCUMENTS, QUERY_SETS, QuerySet, read_query_set
+from goldenset.scoring.retrievers import stores
 
 
 def label(rev: str | None) -> str:
@@ -54,9 +56,12 @@ def read_results(rev: str | None, repo: str) -> pd.DataFrame:
     return read_parquet_bytes(read_bytes(RESULTS, rev, repo))
 
 
-def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
-    """Question, evidence, chunk and document texts of a revision; what cannot be read is left
-    out (the report then shows ids only), since texts only help a reader."""
+def read_texts(
+    rev: str | None, repo: str, query_sets: set[str], retrievers: set[str] = frozenset()
+) -> Texts:
+    """Question, evidence, chunk and document texts of a revision (with the chunks of each of
+    ``retrievers`` that is a store, from its exported corpus); what cannot be read is left out
+    (the report then shows ids only), since texts only help a reader."""
     questions: dict[str, dict[str, str]] = {}
     evidence: dict[str, dict[str, str]] = {}
     entries = [entry for name, entry in QUERY_SETS.items() if name in query_sets]
@@ -85,7 +90,16 @@ def read_texts(rev: str | None, repo: str, query_sets: set[str]) -> Texts:
             lambda found=found, texts=document_texts: _first_excerpts(found.judgments, texts), {}
         )
     chunks = _optional(lambda: _texts(read_bytes(CHUNKS, rev, repo), "chunk_id"), {})
+    for store in sorted(retrievers & set(stores())):
+        path = store_corpus(store)
+        chunks.update(_optional(lambda path=path: _corpus_texts(read_bytes(path, rev, repo)), {}))
     return Texts(questions, evidence, chunks, documents)
+
+
+def _corpus_texts(data: bytes) -> dict[str, str]:
+    """_id -> text of a corpus in BEIR's format."""
+    rows = map(json.loads, data.decode("utf-8").splitlines())
+    return {str(row["_id"]): str(row["text"]) for row in rows}
 
 
 def _query_set(entry, rev: str | None, repo: str) -> QuerySet:

@@ -29,6 +29,13 @@ EMBEDDINGS = Path("data/embeddings")
 RESULTS = Path("data/results.parquet")
 RESULT_KEYS = ["query_set", "retriever", "qid"]  # one row of RESULTS per these columns
 EXPORT = Path("data/export")
+
+
+def store_corpus(retriever: str) -> Path:
+    """A store's own chunking as score placed it, in BEIR's corpus format."""
+    return EXPORT / "stores" / retriever / "corpus.jsonl"
+
+
 SCORES = Path("metrics/scores.json")
 DETAIL = Path("metrics/detail.json")
 INTERVALS = Path("metrics/intervals.json")

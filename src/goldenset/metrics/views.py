@@ -343,17 +343,22 @@ class Layout:
         return {doc_id: i for i, doc_id in enumerate(self.doc_ids)}
 
 
-def chunk_layout(chunks: pd.DataFrame, token_starts_of: dict[str, list[int]]) -> Layout:
+def chunk_layout(
+    chunks: pd.DataFrame, token_starts_of: dict[str, list[int]], documents: Sequence[str] = ()
+) -> Layout:
     """``chunks`` (doc_id, start, end; a document's chunks contiguous) with each document's
-    token starts."""
+    token starts; ``documents`` without a chunk come after those with one, so that the views
+    still count their evidence (a store's chunking may lack a document)."""
     codes, doc_ids = pd.factorize(chunks["doc_id"], sort=False)
     doc_ids = [str(doc_id) for doc_id in doc_ids]
+    chunked = set(doc_ids)
+    doc_ids += [str(doc_id) for doc_id in documents if str(doc_id) not in chunked]
     return Layout(
         doc_ids,
         codes.astype(np.int64),
         chunks["start"].to_numpy(dtype=np.int64),
         chunks["end"].to_numpy(dtype=np.int64),
-        [token_starts_of[doc_id] for doc_id in doc_ids],
+        [token_starts_of.get(doc_id, []) for doc_id in doc_ids],
     )
 
 

@@ -44,6 +44,7 @@ from goldenset.metrics.views import (
     span_views,
 )
 from goldenset.scoring.exports import beir_corpus, beir_qrels, beir_queries, trec_run
+from goldenset.scoring.foreign import ForeignChunking, foreign_chunking
 from goldenset.scoring.outputs import headline_intervals, split_metrics
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.ranked import (
@@ -65,7 +66,9 @@ from goldenset.scoring.retrievers import (
     build_retrievers,
     load_retrievers,
     rank_all,
+    stores,
 )
+from goldenset.scoring.stores.base import ask_store, listed_chunks
 from goldenset.scoring.tokens import document_token_starts
 from goldenset.scoring.topk import TopK, resolve_device
 
@@ -88,6 +91,9 @@ class ScoreInputs:
     # where each chunked document's tokens start, by score.tokenizer (the context view)
     token_starts: dict[str, list[int]]
     loaded: dict[str, object]  # what an enabled retriever reads from outside, by its name
+    # the chunked documents (doc_id, text): a store's passages are placed in them, and the views
+    # of a chunking count those it has no chunk of
+    documents: pd.DataFrame | None = None
 
 
 def read_upstream(root: Path = Path(".")) -> tuple[pd.DataFrame, dict[str, QuerySet]]:
@@ -120,6 +126,7 @@ def read_score_inputs(
         },
         document_token_starts(score.tokenizer, chunked),
         load_retrievers(retrievers),
+        chunked,
     )
 
 
@@ -155,43 +162,210 @@ class ScoreOutputs:
 def score_inputs(
     inputs: ScoreInputs, sp: ScoreParams, retrievers: RetrieversSection
 ) -> ScoreOutputs:
-    """Every enabled retriever on every query set of the inputs, scored; reads no file."""
+    """Every enabled retriever on every query set of the inputs, scored; reads no file.
+
+    goldenset's own retrievers are scored over its chunks; each store (a retriever that returns
+    passages of its own chunking) over its own chunking (goldenset.scoring.foreign)."""
+    own = [name for name in RETRIEVERS.names() if name not in stores()]
+    parts = []
+    if any(getattr(retrievers, name).enabled for name in own):
+        parts.append(_score_chunking(inputs, sp, only(retrievers, own)))
+    enabled_stores = [name for name in stores() if getattr(retrievers, name).enabled]
+    parts += [_score_store(name, inputs, sp, retrievers) for name in enabled_stores]
+    if not parts:
+        raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
+    return _outputs(parts, sp)
+
+
+@dataclass
+class _Part:
+    """One chunking scored (goldenset's own, or a store's): what the outputs gather."""
+
+    metrics: Metrics = field(default_factory=dict)
+    rows: list[pd.DataFrame] = field(default_factory=list)
+    exports: dict[Path, str] = field(default_factory=dict)
+    chance: dict[str, dict[str, float]] = field(default_factory=dict)
+    misses: str = ""  # the worst-misses report's sections, one per retriever
+    stores: dict[str, dict] = field(default_factory=dict)  # what became of a store's passages
+
+
+def _score_chunking(inputs: ScoreInputs, sp: ScoreParams, retrievers: RetrieversSection) -> _Part:
+    """The enabled retrievers over the chunks of the inputs, on every query set."""
     chunks = inputs.chunks
     corpus = Corpus(chunks["chunk_id"].tolist(), chunks["text"].tolist(), inputs.chunk_vectors)
     search = _Searches(corpus, retrievers, resolve_device(sp.device), inputs.loaded)
-    metrics: Metrics = {}
-    results, exports, chance = [], {}, {}
-    report = NO_GOLDEN_QUESTION
+    part = _Part()
     for prepared in prepare_sets(inputs, sp):
         query_set = prepared.query_set
         vectors = inputs.query_vectors[query_set.name]
         scored = _score_set(prepared, vectors, search, sp)
-        chance[query_set.name] = scored.chance
+        part.chance[query_set.name] = scored.chance
         if scored.metrics:
-            metrics[query_set.name] = scored.metrics
-        results.extend(scored.rows)
+            part.metrics[query_set.name] = scored.metrics
+        part.rows.extend(scored.rows)
         for retriever, found in scored.ranked.items():
-            exports[paths.EXPORT / "runs" / f"{query_set.name}.{retriever}.trec"] = trec_run(
+            part.exports[paths.EXPORT / "runs" / f"{query_set.name}.{retriever}.trec"] = trec_run(
                 query_set.qids, query_set.item_ids, found, retriever
             )
         if prepared.questions.entry.golden:
-            exports.update(golden_exports(scored.queries, chunks))
+            part.exports.update(golden_exports(scored.queries, chunks))
             text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
             texts = [text_of[item] for item in query_set.item_ids]
-            report = _worst_misses(sp, prepared, scored.ranked, texts)
-    if not results:
+            part.misses = _worst_misses(sp, prepared, scored.ranked, texts)
+    return part
+
+
+def _score_store(
+    name: str, inputs: ScoreInputs, sp: ScoreParams, retrievers: RetrieversSection
+) -> _Part:
+    """A store over its own chunking: asked every question (or read from its cache), its passages
+    placed in their documents, then scored as a chunking of its own. Without its whole chunking
+    listed, a set judged by evidence spans keeps the document and context views only."""
+    if inputs.documents is None:
+        raise GoldensetError(f"retrievers.{name}: a store is scored against the documents' text")
+    source = inputs.loaded[name]
+    asked = (text for found in inputs.query_sets.values() for text in found.texts)
+    texts = list(dict.fromkeys(asked))
+    try:
+        answers = ask_store(name, source, texts, max(sp.depth, max(sp.ks)))
+        listed = listed_chunks(name, source)
+    finally:
+        source.close()
+    chunking = foreign_chunking(
+        dict(zip(inputs.documents["doc_id"], inputs.documents["text"], strict=True)),
+        dict(zip(texts, answers, strict=True)),
+        listed,
+        f"retrievers.{name}",
+    )
+    _log_placement(name, chunking, source.settings.min_located)
+    own = ScoreInputs(
+        chunking.chunks,
+        np.zeros((len(chunking.chunks), 0), dtype=np.float32),
+        inputs.query_sets,
+        inputs.query_vectors,
+        _token_starts(inputs.token_starts, chunking.documents, sp.tokenizer),
+        {name: chunking.answers},
+        chunking.documents,
+    )
+    # chance levels belong to goldenset's chunking: a store's part computes none
+    quiet = sp.model_copy(update={"chance_rankings": 0, "max_chance": 1.0})
+    part = _score_chunking(own, quiet, only(retrievers, [name]))
+    part.chance = {}
+    part.exports = {path: text for path, text in part.exports.items() if "runs" in path.parts}
+    part.exports[paths.store_corpus(name)] = beir_corpus(chunking.chunks)
+    if not chunking.listed:
+        _drop_chunk_view(part, inputs.query_sets)
+    part.stores[name] = placement_summary(chunking)
+    return part
+
+
+def _token_starts(
+    known: dict[str, list[int]], documents: pd.DataFrame, tokenizer: str
+) -> dict[str, list[int]]:
+    """Where the tokens of a store's documents start: those of the corpus as read, those of the
+    stand-ins of passages not located counted by the same tokenizer."""
+    new = documents[~documents["doc_id"].isin(set(known))]
+    return {**known, **(document_token_starts(tokenizer, new) if len(new) else {})}
+
+
+def _outputs(parts: list[_Part], sp: ScoreParams) -> ScoreOutputs:
+    """The parts gathered into the stage's outputs: one metrics file, one results table."""
+    metrics: Metrics = {}
+    rows, exports, chance, stores = [], {}, {}, {}
+    for part in parts:
+        for set_name, by_retriever in part.metrics.items():
+            metrics.setdefault(set_name, {}).update(by_retriever)
+        rows += part.rows
+        exports.update(part.exports)
+        chance.update(part.chance)
+        stores.update(part.stores)
+    if not rows:
         raise GoldensetError("retrievers: no enabled retriever ranked any query set")
-    frame = pd.concat(results, ignore_index=True)
+    frame = pd.concat(rows, ignore_index=True)
     headline, detail = split_metrics(metrics, sp.headline)
     return ScoreOutputs(
         results=frame,
         scores=headline,
-        detail={**detail, "chance": chance},
+        detail={**detail, "chance": chance, **({"stores": stores} if stores else {})},
         intervals=headline_intervals(frame, sp.headline, sp.intervals),
         recall_plot=recall_plot_rows(metrics, sp.ks),
-        worst_misses=report,
+        worst_misses=_joined_reports([part.misses for part in parts]),
         exports=exports,
     )
+
+
+def _joined_reports(reports: list[str]) -> str:
+    """One worst-misses report: the first's title and introduction, every part's sections."""
+    written = [report for report in reports if report]
+    if not written:
+        return NO_GOLDEN_QUESTION
+    sections = [report.partition("\n## ")[2] for report in written[1:]]
+    return "\n## ".join([written[0], *filter(None, sections)])
+
+
+def only(retrievers: RetrieversSection, names: list[str]) -> RetrieversSection:
+    """The `retrievers:` section with every retriever not named switched off."""
+    update = {
+        name: getattr(retrievers, name).model_copy(update={"enabled": False})
+        for name in RETRIEVERS.names()
+        if name not in names
+    }
+    return retrievers.model_copy(update=update)
+
+
+def _drop_chunk_view(part: _Part, query_sets: dict[str, QuerySet]) -> None:
+    """A store that cannot list its chunks has no chunk view on a set judged by evidence spans:
+    its relevant chunks, ideal DCG and recall denominators need every chunk of a document."""
+    spans = {name for name, found in query_sets.items() if found.entry.judged_by == BY_SPANS}
+    for set_name in spans & set(part.metrics):
+        for values in part.metrics[set_name].values():
+            for metric in [name for name in values if _chunk_view(name)]:
+                del values[metric]
+    for frame in part.rows:
+        judged_by_spans = frame["query_set"].isin(spans)
+        frame.loc[judged_by_spans, "first_relevant_rank"] = pd.NA
+        for column in [name for name in frame.columns if _chunk_view(name)]:
+            frame.loc[judged_by_spans, column] = np.nan
+
+
+def _chunk_view(metric: str) -> bool:
+    return metric.split("@")[0].startswith(("recall", "hit", "mrr", "ndcg", "precision"))
+
+
+def placement_summary(chunking: ForeignChunking) -> dict:
+    """detail.json's record of a store's passages: the share located, how, and the views."""
+    placement = chunking.placement
+    return {
+        "located_share": placement.share,
+        "passages": len(placement.spans),
+        **{f"located_by_{how}": count for how, count in sorted(placement.by_how.items())},
+        "no_document_id": placement.no_document_id,
+        "unknown_documents": sum(placement.unknown_documents.values()),
+        "not_found": placement.not_found,
+        "ambiguous": placement.ambiguous,
+        "chunks": len(chunking.chunks),
+        "chunk_view": int(chunking.listed),  # 0: the store lists no chunks, doc and context only
+    }
+
+
+def _log_placement(name: str, chunking: ForeignChunking, min_located: float) -> None:
+    lines = chunking.placement.lines()
+    if not chunking.listed:
+        lines.append(
+            "it lists no chunks: document and context views only on sets judged by evidence"
+        )
+    log.info("%s: %s", name, "; ".join(lines))
+    if chunking.placement.share < min_located:
+        log.warning(
+            "warning: retrievers.%s: only %.1f%% of its passages were located in their documents "
+            "(retrievers.%s.min_located %.0f%%): check retrievers.%s.doc_id_key and that the store "
+            "holds the documents of ingest.path; the rest rank as never relevant",
+            name,
+            100 * chunking.placement.share,
+            name,
+            100 * min_located,
+            name,
+        )
 
 
 def write_score_outputs(outputs: ScoreOutputs, root: Path = Path(".")) -> None:
@@ -306,7 +480,8 @@ def prepare_sets(inputs: ScoreInputs, sp: ScoreParams) -> list[PreparedSet]:
     """Each query set with its judgments and views; sets without questions are left out."""
     chunks = inputs.chunks
     sets = []
-    layout = chunk_layout(chunks, inputs.token_starts)
+    documents = () if inputs.documents is None else inputs.documents["doc_id"].tolist()
+    layout = chunk_layout(chunks, inputs.token_starts, documents)
     classes = text_classes(chunks["text"])
     items = (
         ItemChunks.of(len(chunks), None, None)
@@ -335,7 +510,9 @@ def prepare_sets(inputs: ScoreInputs, sp: ScoreParams) -> list[PreparedSet]:
         documents = ItemJudgments(name, qids, by_doc, doc_order, starts)
         by_chunk = by_doc[:, layout.chunk_doc] if len(chunks) else by_doc[:, :0]
         chunk_items = chunk_set(name, qids, csr_array(by_chunk), chunks, classes)
-        views = document_judged_views(by_doc, layout, items, sp.budgets)
+        # judged per layout document: the same as by_doc but for documents without chunks
+        by_layout = document_qrels(qids, judgments, layout.doc_ids)
+        views = document_judged_views(by_layout, layout, items, sp.budgets)
         sets.append(PreparedSet(documents, questions, views, chunk_items))
     if not sets:
         raise GoldensetError(

@@ -146,6 +146,8 @@ class Placement:
     no_document_id: int = 0
     unknown_documents: Counter = field(default_factory=Counter)  # doc id -> passages
     not_found: int = 0  # in a known document, but none of the three ways places it
+    # placed by its text alone where that text occurs more than once: the first occurrence
+    ambiguous: int = 0
 
     @property
     def located(self) -> int:
@@ -175,7 +177,19 @@ class Placement:
             )
         if self.not_found:
             lines.append(f"{self.not_found} passages not found in their document")
+        if self.ambiguous:
+            lines.append(
+                f"{self.ambiguous} passages occur more than once in their document and, without "
+                "offsets, were placed at the first occurrence"
+            )
         return lines
+
+
+def _repeated(document: str, span: Span, start: int | None) -> bool:
+    """Placed by its exact text alone, which occurs again later in the document."""
+    if span.how != "exact" or start is not None:
+        return False
+    return document.find(document[span.start : span.end], span.start + 1) >= 0
 
 
 @dataclass(frozen=True)
@@ -212,5 +226,6 @@ def place_passages(documents: Mapping[str, str], passages: Sequence[Passage]) ->
                 placement.not_found += 1
             else:
                 placement.by_how[span.how] += 1
+                placement.ambiguous += _repeated(document, span, passage.start)
         placement.spans.append(span)
     return placement

@@ -38,6 +38,7 @@ from goldenset.scoring.retrievers.base import (
     model_free,
     rank_all,
     ranking_order,
+    stores,
 )
 
 __all__ = [
@@ -56,4 +57,5 @@ __all__ = [
     "model_free",
     "rank_all",
     "ranking_order",
+    "stores",
 ]

@@ -115,6 +115,9 @@ class RetrieverEntry:
     ranks_chunks: bool | Callable[[Any], bool] = True
     extra_metrics: ExtraMetrics | None = None  # metrics of its own, added to its scores
     load: Load | None = None
+    # it returns passages of its own chunking (a team's store: goldenset.scoring.stores), scored
+    # over that chunking (goldenset.scoring.foreign); `build` then gets its placed answers
+    foreign: bool = False
 
     def ranks_chunks_with(self, settings: RetrieverSection) -> bool:
         return self.ranks_chunks(settings) if callable(self.ranks_chunks) else self.ranks_chunks
@@ -123,17 +126,24 @@ class RetrieverEntry:
 # Filled by the modules of goldenset.scoring.retrievers and by plugins (goldenset.retrievers
 # entry points) when first read, in `order`.
 RETRIEVERS: Registry[RetrieverEntry] = Registry(
-    "retriever", "retrievers", ["goldenset.scoring.retrievers"]
+    "retriever", "retrievers", ["goldenset.scoring.retrievers", "goldenset.scoring.stores"]
 )
 
 
 def ranking_order() -> list[str]:
-    """Registered names, those hybrid can fuse first: a fusing retriever reads their lists."""
-    return fusable() + [name for name, entry in RETRIEVERS.items() if not entry.fusable]
+    """Registered names, those hybrid can fuse first (a fusing retriever reads their lists),
+    stores last (each is scored over its own chunking)."""
+    fusing = [name for name, entry in RETRIEVERS.items() if not entry.fusable and not entry.foreign]
+    return fusable() + fusing + stores()
 
 
 def fusable() -> list[str]:
-    return [name for name, entry in RETRIEVERS.items() if entry.fusable]
+    return [name for name, entry in RETRIEVERS.items() if entry.fusable and not entry.foreign]
+
+
+def stores() -> list[str]:
+    """The retrievers that return passages of their own chunking (goldenset.scoring.stores)."""
+    return [name for name, entry in RETRIEVERS.items() if entry.foreign]
 
 
 def model_free() -> set[str]:
@@ -178,5 +188,5 @@ def fused_sections(params: BaseModel) -> Mapping[str, list[str]]:
     return {
         name: list(getattr(params, name).fuse)
         for name, entry in RETRIEVERS.items()
-        if not entry.fusable
+        if not entry.fusable and not entry.foreign
     }

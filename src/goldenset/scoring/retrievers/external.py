@@ -122,7 +122,10 @@ class CallableSource:
     batch_size: int = 64
 
 
-def load_callable(spec: str, folder: str) -> Callable:
+def load_callable(
+    spec: str, folder: str, section: str = "retrievers.external", field: str = "callable"
+) -> Callable:
+    """``module:function`` imported from ``folder`` (``section``.``field`` names it in errors)."""
     module_name, _, function_name = spec.partition(":")
     # the user's module sits in `folder`, named from the folder above it (the project folder
     # for external/, the repository's top for ../search), or in the project folder itself
@@ -133,13 +136,13 @@ def load_callable(spec: str, folder: str) -> Callable:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise GoldensetError(
-            f"retrievers.external.callable: cannot import {module_name!r} ({error}); put the "
-            "module in retrievers.external.folder, e.g. external/<name>.py named external.<name>"
+            f"{section}.{field}: cannot import {module_name!r} ({error}); put the module in "
+            f"{section}.folder, e.g. external/<name>.py named external.<name>"
         ) from None
     function = getattr(module, function_name, None)
     if not callable(function):
         raise GoldensetError(
-            f"retrievers.external.callable: {module_name!r} has no function {function_name!r}"
+            f"{section}.{field}: {module_name!r} has no function {function_name!r}"
         )
     return function
 

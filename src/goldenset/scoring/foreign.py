@@ -1,0 +1,111 @@
+"""A store's answers placed on its own chunking, the chunking goldenset then scores it over.
+
+A store (goldenset.scoring.stores) returns passages of its own chunks. Each distinct passage is
+placed in its document (goldenset.scoring.locate) and becomes a chunk row (chunk_id, doc_id,
+start, end, text) of the store's chunking; the store's answers become each question's ranked
+chunk ids. Scoring then treats that chunking as it treats goldenset's own (evidence spans judge
+any chunk), so the document and context-budget views need nothing more. The chunk view needs the
+store's whole chunking, since a question's relevant chunks, ideal DCG and recall denominator come
+from every chunk of its documents: it is kept only when the store lists its chunks.
+
+A passage that cannot be placed (no document id, a document the corpus lacks, text not found)
+is not dropped: it becomes a chunk of a stand-in document of its own text, never relevant, that
+still takes its place in the ranking and spends its tokens in a context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from goldenset.scoring.locate import Placement, Span, place_passages
+from goldenset.scoring.stores.base import Answers, Hit
+
+FOREIGN_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]  # those scoring reads
+NOT_LOCATED = "(not located)"  # the stand-in document id of a passage not placed, and a number
+
+
+@dataclass(frozen=True)
+class ForeignChunking:
+    """A store's chunking as scoring reads it, with its answers placed on it."""
+
+    chunks: pd.DataFrame  # chunk_id, doc_id, start, end, text; a document's chunks contiguous
+    documents: pd.DataFrame  # doc_id, text: the corpus and the stand-ins of passages not placed
+    answers: Answers
+    placement: Placement  # what became of each distinct passage
+    listed: bool  # the chunks are the store's whole chunking (the chunk view holds)
+
+
+def foreign_chunking(
+    documents: Mapping[str, str],
+    answered: Mapping[str, list[Hit]],
+    listed: list[Hit] | None,
+    origin: str,
+) -> ForeignChunking:
+    """The store's chunks (``listed``, when it lists them, and every passage it answered), each
+    placed in ``documents`` (doc_id -> text); ``answered``: question text -> its hits, best
+    first."""
+    passages = _distinct([*(listed or []), *(hit for hits in answered.values() for hit in hits)])
+    placement = place_passages(documents, passages)
+    rows: dict[tuple, dict] = {}
+    id_of: dict[tuple, str] = {}
+    stand_ins: dict[str, str] = {}
+    for passage, span in zip(passages, placement.spans, strict=True):
+        key, row = _row(passage, span, len(stand_ins))
+        if span is None:
+            stand_ins[row["doc_id"]] = passage.text
+        id_of[_key(passage)] = rows.setdefault(key, row)["chunk_id"]
+    ranked = {
+        text: _ranked([(id_of[_key(hit)], hit.score) for hit in hits])
+        for text, hits in answered.items()
+    }
+    order = {doc_id: rank for rank, doc_id in enumerate([*documents, *stand_ins])}
+    chunks = pd.DataFrame(list(rows.values()), columns=FOREIGN_COLUMNS)
+    chunks = chunks.sort_values(
+        ["doc_id", "start", "end"], key=lambda c: c.map(order) if c.name == "doc_id" else c
+    ).reset_index(drop=True)
+    frame = pd.DataFrame(
+        {"doc_id": list(order), "text": [*documents.values(), *stand_ins.values()]}
+    )
+    return ForeignChunking(chunks, frame, Answers(ranked, origin), placement, listed is not None)
+
+
+def _key(hit: Hit) -> tuple:
+    """A passage as placed: the same id, document, text and offsets (its score aside)."""
+    return (hit.chunk_id, hit.doc_id, hit.start, hit.end, hit.text)
+
+
+def _distinct(hits: list[Hit]) -> list[Hit]:
+    """Each passage once (the first hit of it), in order."""
+    first: dict[tuple, Hit] = {}
+    for hit in hits:
+        first.setdefault(_key(hit), hit)
+    return list(first.values())
+
+
+def _row(passage: Hit, span: Span | None, n_stand_ins: int) -> tuple[tuple, dict]:
+    """A placed passage is the chunk of its span (copies of one span are one chunk); one not
+    placed, a chunk of its own stand-in document."""
+    if span is None:
+        doc_id = f"{NOT_LOCATED} {n_stand_ins + 1}"
+        chunk_id = passage.chunk_id or doc_id
+        return ("", chunk_id), _chunk(chunk_id, doc_id, 0, len(passage.text), passage.text)
+    assert passage.doc_id is not None
+    chunk_id = passage.chunk_id or f"{passage.doc_id}:{span.start}-{span.end}"
+    key = (passage.doc_id, span.start, span.end)
+    return key, _chunk(chunk_id, passage.doc_id, span.start, span.end, passage.text)
+
+
+def _chunk(chunk_id: str, doc_id: str, start: int, end: int, text: str) -> dict:
+    return {"chunk_id": chunk_id, "doc_id": doc_id, "start": start, "end": end, "text": text}
+
+
+def _ranked(found: list[tuple[str, float | None]]) -> list[tuple[str, float]]:
+    """A question's chunk ids, each once (its best place), with its score or, for a store that
+    gives none, 1/rank."""
+    seen: dict[str, float] = {}
+    for rank, (chunk_id, score) in enumerate(found, start=1):
+        seen.setdefault(chunk_id, 1.0 / rank if score is None else float(score))
+    return list(seen.items())
