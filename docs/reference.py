@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
+import textwrap
+import tokenize
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -329,6 +332,55 @@ def stages_page(dvc_yaml: str) -> str:
             rows.append([code(path), table_cell(title)])
         parts.append(table(["Path", "Title"], rows))
     return "".join(parts)
+
+
+# the Python API page (docs/api.md: mkdocstrings, through docs/hooks.py's griffe extension) -----
+
+CODE_SPAN = re.compile(r"(`+).+?\1", re.DOTALL)
+TAG_LIKE = re.compile(r"<(?=[A-Za-z_/!?])")
+LIST_ITEM = re.compile(r"(?:[-*+]|\d+[.)])\s")
+
+
+def docstring_markdown(docstring: str) -> str:
+    """A docstring, written to be read as text, made Markdown that shows the same: a list right
+    under its lead-in line gets the blank line Markdown needs to see a list, and a `<` outside
+    code spans is text (``<name>.parquet`` would otherwise open an HTML tag and vanish)."""
+    lines: list[str] = []
+    for line in docstring.split("\n"):
+        previous = lines[-1] if lines else ""
+        lead_in = previous.strip() and not previous[0].isspace() and not LIST_ITEM.match(previous)
+        if LIST_ITEM.match(line) and lead_in:
+            lines.append("")
+        lines.append(line)
+    text, parts, last = "\n".join(lines), [], 0
+    for match in CODE_SPAN.finditer(text):
+        parts.append(TAG_LIKE.sub("&lt;", text[last : match.start()]) + match[0])
+        last = match.end()
+    return "".join(parts) + TAG_LIKE.sub("&lt;", text[last:])
+
+
+def _comments(statement: str) -> list[str]:
+    """The `#` comments of a statement's lines (a `#` inside a string is none)."""
+    try:
+        source = textwrap.dedent(statement) + "\n"
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [t.string.removeprefix("#").strip() for t in tokens if t.type == tokenize.COMMENT]
+
+
+def field_comment(lines: list[str], lineno: int, endlineno: int | None = None) -> str:
+    """What the source says of an attribute in comments: the comment lines right above it, then
+    those on its own lines (``order: int = 100  # lower ranks first``). Lines count from 1, as
+    in tracebacks. Tool directives (noqa, type:) and rulers say nothing to a reader."""
+    above: list[str] = []
+    number = lineno - 1
+    while number >= 1 and lines[number - 1].strip().startswith("#"):
+        above.insert(0, lines[number - 1].strip().removeprefix("#").strip())
+        number -= 1
+    own = _comments("\n".join(lines[lineno - 1 : endlineno or lineno]))
+    said = [text for text in [*above, *own] if text]
+    return " ".join(t for t in said if not t.startswith(("noqa", "type:", "pragma", "---")))
 
 
 def pages(root: Path) -> dict[str, str]:

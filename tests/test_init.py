@@ -3,22 +3,34 @@ source of truth, and --upgrade adds params without touching the user's values.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from importlib import metadata
+
 import pytest
 import yaml
 
 from goldenset.core.errors import GoldensetError
 from goldenset.init import (
     CODE,
+    EXAMPLE,
+    EXAMPLE_DOCUMENTS,
+    EXTRA_REASONS,
     MANIFEST,
+    STORE_EXTRAS,
     TEMPLATES,
     _dump,
     _round_trip,
     add_missing,
+    ci_extras,
+    example_files,
     pipeline,
+    read_example,
     requirement,
 )
 from goldenset.init import render_params as render
 from goldenset.params import Params, parse_params
+from goldenset.scoring.retrievers import stores
 from tests.conftest import ROOT
 from tests.test_project_files import missing_fields
 
@@ -69,11 +81,32 @@ def test_upgrade_adds_what_is_missing_and_keeps_every_value():
 
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+REPOSITORY = "https://github.com/goldenset-rag/goldenset"
 
 
-def test_ci_installs_from_the_index_under_the_distribution_name():
-    assert requirement(None, "0.1.0") == "goldenset-rag[local]==0.1.0"
-    assert requirement({}, "0.1.0") == "goldenset-rag[local]==0.1.0"
+@pytest.mark.parametrize(
+    "direct",
+    [
+        None,  # from an index
+        {},
+        {"url": "file:///home/me/goldenset_rag-0.1.0-py3-none-any.whl", "archive_info": {}},
+        {"url": "https://example.org/goldenset_rag-0.1.0.tar.gz", "archive_info": {}},
+    ],
+)
+def test_ci_installs_a_release_from_its_tag_in_the_repository(direct):
+    assert requirement(direct, "0.1.0", ["local", "s3"], REPOSITORY) == (
+        f"goldenset-rag[local,s3] @ git+{REPOSITORY}@v0.1.0"
+    )
+    assert (
+        requirement(direct, "0.1.0", [], REPOSITORY) == f"goldenset-rag @ git+{REPOSITORY}@v0.1.0"
+    )
+
+
+def test_a_release_without_a_repository_url_is_refused_in_one_line():
+    with pytest.raises(GoldensetError) as refused:
+        requirement(None, "0.1.0", ["local"], None)
+    assert "\n" not in str(refused.value)
+    assert "Project-URL Repository" in str(refused.value) and "--package" in str(refused.value)
 
 
 def test_ci_installs_the_commit_a_git_install_came_from():
@@ -81,8 +114,8 @@ def test_ci_installs_the_commit_a_git_install_came_from():
         "url": "https://github.com/someone/goldenset",
         "vcs_info": {"vcs": "git", "commit_id": COMMIT, "requested_revision": "main"},
     }
-    assert requirement(direct, "0.1.0") == (
-        f"goldenset-rag[local] @ git+https://github.com/someone/goldenset@{COMMIT}"
+    assert requirement(direct, "0.1.0", ["chroma", "local"], REPOSITORY) == (
+        f"goldenset-rag[chroma,local] @ git+https://github.com/someone/goldenset@{COMMIT}"
     )
 
 
@@ -92,13 +125,76 @@ def test_ci_installs_the_commit_a_git_install_came_from():
         {"url": "file:///home/me/goldenset", "dir_info": {"editable": True}},
         {"url": "file:///home/me/goldenset", "dir_info": {}},
         {"url": "file:///home/me/goldenset", "vcs_info": {"vcs": "git", "commit_id": COMMIT}},
-        {"url": "file:///home/me/goldenset-rag-0.1.0.tar.gz", "archive_info": {}},
     ],
 )
 def test_a_local_install_is_refused_in_one_line_that_says_how(direct):
     with pytest.raises(GoldensetError) as refused:
-        requirement(direct, "0.1.0")
+        requirement(direct, "0.1.0", ["local"], REPOSITORY)
     message = str(refused.value)
     assert "\n" not in message
-    assert "installed from a local path (/home/me/goldenset" in message
-    assert '--package "goldenset-rag[local] @ git+https://' in message
+    assert "installed from a local path (/home/me/goldenset)" in message
+    assert f'--package "goldenset-rag[local] @ git+{REPOSITORY}@<commit>"' in message
+
+
+def with_changes(**changes: dict) -> dict:
+    """The params `goldenset init` writes, sections changed (retrievers__chroma: a nested one)."""
+    params = yaml.safe_load(_dump(render("../docs", None, real_queries=True)))
+    for where, values in changes.items():
+        section = params
+        for key in where.split("__"):
+            section = section[key]
+        section.update(values)
+    return params
+
+
+def test_ci_extras_follow_the_params_and_the_remote():
+    assert ci_extras(with_changes(), []) == ["local"]  # the local writer and the judge
+    paid = {"generate": {"provider": "anthropic"}}
+    assert ci_extras(with_changes(**paid), []) == ["local"]  # still the judge
+    no_model = {**paid, "audit": {"judge_sample": 0}}
+    assert ci_extras(with_changes(**no_model), []) == []
+    assert ci_extras(with_changes(**paid, audit={"judge_sample": None}), []) == ["local"]
+    assert ci_extras(with_changes(**no_model), ["s3://bucket/dvc", "/mnt/dvc"]) == ["s3"]
+    assert ci_extras(with_changes(**no_model), ["gs://bucket", "/mnt/s3://x"]) == []
+    several = with_changes(
+        **no_model,
+        embed={"engine": "ray"},
+        retrievers__postgres={"enabled": True},
+        retrievers__chroma={"enabled": True},
+    )
+    assert ci_extras(several, ["s3://bucket"]) == ["chroma", "postgres", "ray", "s3"]
+    for name in STORE_EXTRAS:
+        enabled = {f"retrievers__{name}": {"enabled": True}}
+        assert ci_extras(with_changes(**no_model, **enabled), []) == [name]
+
+
+def test_every_extra_init_chooses_is_one_of_the_package_and_every_store_has_its_own():
+    extras = set(metadata.metadata("goldenset-rag").get_all("Provides-Extra"))
+    assert set(EXTRA_REASONS) <= extras
+    assert set(STORE_EXTRAS) == set(stores())  # a new store adapter: add its extra
+
+
+def test_the_example_is_markdown_documents_and_their_real_queries_in_the_beir_layout():
+    docs = [
+        {"_id": "7", "title": "Seven", "text": "Body."},
+        {"_id": "8", "title": "T", "text": "B"},
+    ]
+    queries = ['{"_id": "q1", "text": "seven?"}']
+    files = example_files(docs, queries, [["q1", "7", "1"]])
+    assert files == {
+        "7.md": "# Seven\n\nBody.\n",
+        "8.md": "# T\n\nB\n",
+        "queries.jsonl": '{"_id": "q1", "text": "seven?"}\n',
+        "qrels.tsv": "query-id\tcorpus-id\tscore\nq1\t7.md\t1\n",
+    }
+
+
+def test_the_shipped_example_is_what_the_script_cuts_from_the_sample(tmp_path):
+    script = ROOT / "data" / "make_example_docs.py"
+    subprocess.run([sys.executable, script, tmp_path], cwd=ROOT, check=True, capture_output=True)
+    shipped = sorted(path.name for path in EXAMPLE.iterdir() if path.name != "README.md")
+    assert shipped == sorted(path.name for path in tmp_path.iterdir())
+    for name in shipped:
+        assert (EXAMPLE / name).read_bytes() == (tmp_path / name).read_bytes(), name
+    docs, queries, qrels = read_example(EXAMPLE_DOCUMENTS)
+    assert len(docs) == EXAMPLE_DOCUMENTS and queries and qrels

@@ -27,7 +27,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-PACKAGE_FILES = ["pyproject.toml", "README.md", "dvc.yaml", "params.yaml", "src"]
+PACKAGE_FILES = ["pyproject.toml", "README.md", "dvc.yaml", "params.yaml", ".dvc/plots", "src"]
 SEARCH = """\
 import re
 

@@ -1,6 +1,8 @@
-"""The `goldenset` command. Subcommands:
+"""The `goldenset` command: its subcommands (`goldenset COMMAND --help`) parsed and run.
 
+example [DIR]             sample documents and their real queries, to try goldenset on
 init [DIR] --docs PATH    this pipeline in a folder of your repository (and a CI gate)
+estimate [DIR]            the requests, tokens, dollars and minutes the question writer would take
 compare [REV_A] [REV_B]   paired comparison of two runs, read through DVC (exit 1: regression)
 calibrate                 does the golden set rank configurations as the reference query sets do?
 """
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+import goldenset
 from goldenset.compare.paired import (
     DifferentQuestions,
     between_retrievers,
@@ -31,6 +34,10 @@ from goldenset.core.params import load_stage_params
 
 # Exit statuses of `goldenset compare`
 NO_REGRESSION, REGRESSION, REFUSED = 0, 1, 2
+DESCRIPTION = (
+    "Golden sets of (question -> evidence) pairs from your own documents, and retriever scores "
+    "on them, as a DVC pipeline in your repository."
+)
 
 
 def _budget(text: str) -> tuple[str | None, float]:
@@ -43,8 +50,63 @@ def _budget(text: str) -> tuple[str | None, float]:
 
 
 def parser() -> argparse.ArgumentParser:
-    main = argparse.ArgumentParser(prog="goldenset", description=__doc__.splitlines()[0])
-    commands = main.add_subparsers(dest="command", required=True)
+    main = argparse.ArgumentParser(
+        prog="goldenset",
+        description=DESCRIPTION,
+        epilog="`goldenset COMMAND --help` shows a command's options.",
+    )
+    main.add_argument(
+        "--version",
+        action="version",
+        version=f"goldenset {goldenset.__version__}",
+        help="print goldenset's version and exit",
+    )
+    commands = main.add_subparsers(
+        dest="command", required=True, title="commands", metavar="COMMAND"
+    )
+    add_example(commands)
+    add_init(commands)
+    add_estimate(commands)
+    add_compare(commands)
+    add_calibrate(commands)
+    return main
+
+
+def _directory(command: argparse.ArgumentParser, default: str, help: str) -> None:
+    """The optional folder a command works in, its first argument."""
+    command.add_argument(
+        "directory", nargs="?", default=Path(default), type=Path, metavar="DIR", help=help
+    )
+
+
+def add_example(commands: argparse._SubParsersAction) -> None:
+    example = commands.add_parser(
+        "example",
+        help="write sample documents and real queries to start from",
+        description="Write SciFact abstracts shipped in the package into DIR, one Markdown file "
+        "each (<id>.md), and the real SciFact claims judged on them in the BEIR layout "
+        "(queries.jsonl, qrels.tsv), which `goldenset init --docs DIR` scores as real queries. "
+        "Refuses a DIR that exists and is not empty.",
+    )
+    _directory(example, "docs", "the folder to write (default: docs)")
+    example.add_argument(
+        "--documents", type=int, default=40, metavar="N", help="how many abstracts (1 to 100)"
+    )
+
+
+def add_estimate(commands: argparse._SubParsersAction) -> None:
+    est = commands.add_parser(
+        "estimate",
+        help="what the question writer would take, before it is asked anything",
+        description="Log what the generate stage would take with the params of DIR: the "
+        "questions not in the answer cache yet, the requests they need (retries counted, at the "
+        "writer's measured rate), tokens, dollars and minutes. Asks nothing and needs no key. "
+        "Reads DIR/data/documents.parquet: run the ingest stage first.",
+    )
+    _directory(est, ".", "the pipeline's folder, where its params.yaml is (default: here)")
+
+
+def add_compare(commands: argparse._SubParsersAction) -> None:
     cmp = commands.add_parser(
         "compare",
         help="compare the per-question results of two revisions, or of two retrievers",
@@ -99,6 +161,9 @@ def parser() -> argparse.ArgumentParser:
     )
     cmp.add_argument("--seed", type=int, help="(compare.seed)")
     cmp.add_argument("--repo", default=".", help="the project (default: the current folder)")
+
+
+def add_calibrate(commands: argparse._SubParsersAction) -> None:
     cal = commands.add_parser(
         "calibrate",
         help="rank configurations by the golden set and by reference query sets",
@@ -112,8 +177,6 @@ def parser() -> argparse.ArgumentParser:
     cal.add_argument(
         "--workdir", type=Path, help="scratch folder to run in and keep (default: a temporary one)"
     )
-    add_init(commands)
-    return main
 
 
 def add_init(commands: argparse._SubParsersAction) -> None:
@@ -141,7 +204,8 @@ def add_init(commands: argparse._SubParsersAction) -> None:
         "--package",
         metavar="REQUIREMENT",
         help='the pip requirement CI installs, e.g. "goldenset-rag[local] @ git+URL@COMMIT" '
-        "(default: this version, from the index or the git commit pip installed it from; "
+        "(default: this version with the extras params.yaml and the DVC remote need, from the "
+        "git commit pip installed it from, else the version's tag in goldenset's repository; "
         "required when it was installed from a local path)",
     )
     mode = ini.add_mutually_exclusive_group()
@@ -152,6 +216,27 @@ def add_init(commands: argparse._SubParsersAction) -> None:
         help="after upgrading goldenset: rewrite the generated files, add new params with their "
         "defaults, keep your values",
     )
+
+
+def run_example(args: argparse.Namespace) -> int:
+    from goldenset.init import write_example
+
+    for line in write_example(args.directory, args.documents):
+        print(line)
+    return 0
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    import os
+
+    from goldenset.core.stage import run_stage
+    from goldenset.stages.generate import GenerateStage, estimate
+
+    if not (args.directory / "params.yaml").is_file():
+        raise GoldensetError(f"{args.directory} holds no params.yaml: name the pipeline's folder")
+    os.chdir(args.directory)  # the stage's paths are relative to its folder, as under dvc
+    run_stage(estimate, GenerateStage)
+    return 0
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -261,7 +346,13 @@ def _settings(args: argparse.Namespace) -> CompareParams:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        run = {"calibrate": run_calibrate, "init": run_init, "compare": run_compare}
+        run = {
+            "calibrate": run_calibrate,
+            "compare": run_compare,
+            "estimate": run_estimate,
+            "example": run_example,
+            "init": run_init,
+        }
         return run[args.command](args)
     except DifferentQuestions as error:
         print(f"error: refused: {error}", file=sys.stderr)

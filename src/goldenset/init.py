@@ -8,19 +8,26 @@ stage in goldenset.yaml: a fingerprint of the code the stage runs in the install
 upgrade that changes a stage's code changes its fingerprint (`goldenset init --upgrade` writes
 it), and DVC re-runs that stage and what follows, on every machine alike: a dep on the installed
 files themselves would be a path into one machine's site-packages.
+
+`goldenset example` writes documents to try it on (package data, see data/make_example_docs.py):
+the shipped sample's first abstracts as Markdown files and the real queries judged on them.
 """
 
 from __future__ import annotations
 
 import copy
+import gzip
 import hashlib
 import io
 import json
 import os
+import shlex
 import subprocess
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel
@@ -30,15 +37,27 @@ from ruamel.yaml.comments import CommentedMap
 import goldenset
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
+from goldenset.core.install import DISTRIBUTION, project_url
 from goldenset.core.params import section_model
 from goldenset.params import Params
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"
+EXAMPLE = PACKAGE / "example"  # BEIR files: the shipped sample's first EXAMPLE_DOCUMENTS
+EXAMPLE_DOCUMENTS = 100
 CODE = "src/goldenset/"  # deps of this repository's dvc.yaml that are the package's own files
 MANIFEST = "goldenset.yaml"
-DISTRIBUTION = "goldenset-rag"  # on the package index; the import name is goldenset
 WORKFLOW = ".github/workflows/goldenset.yml"
+PLOT_TEMPLATES = ("recall_at_k.json", "calibration.json")
+# the store retrievers (goldenset.scoring.stores), each with the extra of its name
+STORE_EXTRAS = ("chroma", "langchain", "llamaindex", "postgres", "qdrant")
+# why CI installs an extra: a comment of the workflow
+EXTRA_REASONS = {
+    "local": "the bundled model (generate.provider local, or the judge: audit.judge_sample)",
+    "ray": "embed.engine: ray",
+    "s3": "the DVC remote is on S3",
+    **{name: f"retrievers.{name}.enabled" for name in STORE_EXTRAS},
+}
 EXAMPLES_README = """\
 Files named by `generate.example_queries` in params.yaml (a BEIR queries.jsonl of your users'
 queries, shown to the question writer as style examples) go here: a dep of the generate stage.
@@ -92,23 +111,72 @@ def fingerprints(source: dict) -> dict[str, str]:
     return found
 
 
-def requirement(direct: dict | None, version: str) -> str:
-    """What CI pip-installs to get this very version, from the installed distribution's
-    direct_url.json (None: installed from the package index): its commit when pip installed it
-    from a git URL. A local path (a checkout, an editable install, a local git repository) is
-    not reachable from CI: refuse, saying how to name the requirement."""
-    if not direct:
-        return f"{DISTRIBUTION}[local]=={version}"
-    url = direct.get("url", "")
-    vcs = direct.get("vcs_info") or {}
+def requirement(
+    direct: dict | None, version: str, extras: Sequence[str], repository: str | None
+) -> str:
+    """What CI pip-installs to get this very version with these extras, from the installed
+    distribution's direct_url.json. Installed from a git URL: that commit. From an index or a
+    wheel (None, or an archive): the version's tag v<version> in `repository`, since no index
+    has this distribution. A local path (a checkout, an editable install, a local git
+    repository) is not reachable from CI: refuse, saying how to name the requirement."""
+    name = DISTRIBUTION + (f"[{','.join(extras)}]" if extras else "")
+    url = (direct or {}).get("url", "")
+    vcs = (direct or {}).get("vcs_info") or {}
     if vcs.get("vcs") == "git" and vcs.get("commit_id") and not url.startswith("file:"):
-        return f"{DISTRIBUTION}[local] @ git+{url}@{vcs['commit_id']}"
+        return f"{name} @ git+{url}@{vcs['commit_id']}"
+    if not direct or "archive_info" in direct:
+        if repository is None:
+            raise GoldensetError(
+                "goldenset init: this goldenset names no repository (Project-URL Repository) "
+                f'to install it from in CI: pass --package REQUIREMENT, e.g. "{name} @ git+URL"'
+            )
+        return f"{name} @ git+{repository}@v{version}"
     where = url.removeprefix("file://") or "unknown"
     raise GoldensetError(
         f"goldenset init: goldenset was installed from a local path ({where}); the CI "
         "workflow cannot install that: pass --package REQUIREMENT, e.g. --package "
-        f'"{DISTRIBUTION}[local] @ git+https://github.com/you/goldenset@<commit>"'
+        f'"{name} @ git+{repository or "URL"}@<commit>"'
     )
+
+
+def _written(params: Mapping, dotted: str, default: Any) -> Any:
+    """A param as params.yaml spells it, `default` when it does not."""
+    found: Any = params
+    for key in dotted.split("."):
+        if not isinstance(found, Mapping) or key not in found:
+            return default
+        found = found[key]
+    return found
+
+
+def ci_extras(params: Mapping, remote_urls: Iterable[str]) -> list[str]:
+    """The extras CI installs for these params and DVC remote URLs, sorted (EXTRA_REASONS). The
+    params are read as written, not validated: a value this version refuses is the stages' to
+    report, and `init --upgrade` must still write the files."""
+    defaults = Params()
+    provider = _written(params, "generate.provider", defaults.generate.provider)
+    judge_sample = _written(params, "audit.judge_sample", defaults.audit.judge_sample)
+    needed = {
+        "local": provider == "local" or judge_sample != 0,
+        "ray": _written(params, "embed.engine", defaults.embed.engine) == "ray",
+        "s3": any(url.startswith("s3://") for url in remote_urls),
+    }
+    for name in STORE_EXTRAS:
+        default = getattr(defaults.retrievers, name).enabled
+        needed[name] = bool(_written(params, f"retrievers.{name}.enabled", default))
+    return sorted(name for name, yes in needed.items() if yes)
+
+
+def remote_urls(top: Path) -> list[str]:
+    """The URLs of the repository's DVC remotes (`dvc remote list`); none before `dvc init`."""
+    if not (top / ".dvc").is_dir():
+        return []
+    process = subprocess.run(["dvc", "remote", "list"], cwd=top, capture_output=True, text=True)
+    if process.returncode != 0:
+        reason = (process.stderr.strip().splitlines() or ["no output"])[-1]
+        raise GoldensetError(f"goldenset init: `dvc remote list` failed: {reason}")
+    # each line: name, url, and (default) for the default remote
+    return [line.split()[1] for line in process.stdout.splitlines() if len(line.split()) > 1]
 
 
 def installed_direct_url() -> dict | None:
@@ -124,9 +192,17 @@ def installed_direct_url() -> dict | None:
         return None
 
 
-def installed_from() -> str:
+def installed_from(extras: Sequence[str]) -> str:
     """A pip requirement for this very version, from how it was installed."""
-    return requirement(installed_direct_url(), goldenset.__version__)
+    direct, repository = installed_direct_url(), project_url("Repository")
+    return requirement(direct, goldenset.__version__, extras, repository)
+
+
+def extras_comment(extras: Sequence[str] | None) -> str:
+    """The workflow's comment lines on the extras CI installs (None: --package named them)."""
+    if extras is None:
+        return "as `goldenset init --package` named them"
+    return "\n      #   ".join(f"{name}: {EXTRA_REASONS[name]}" for name in extras) or "none"
 
 
 def _round_trip() -> YAML:
@@ -228,8 +304,11 @@ def write_manifest(target: Path, source: dict, files: list[str], package: str | 
     write_atomically(target / MANIFEST, text)
 
 
-def generated_files(options: Options, top: Path, target: Path, params: str) -> dict[str, str]:
-    """Relative to the pipeline folder: each file init writes and its text."""
+def generated_files(
+    options: Options, top: Path, target: Path, params: str, extras: list[str] | None
+) -> dict[str, str]:
+    """Relative to the pipeline folder: each file init writes and its text; `extras`: those the
+    CI package was given (None: --package named it)."""
     source = yaml.safe_load(template("pipeline.yaml"))
     header = (
         f"# Written by `goldenset init` from goldenset {goldenset.__version__}'s own pipeline; "
@@ -247,11 +326,17 @@ def generated_files(options: Options, top: Path, target: Path, params: str) -> d
         ".gitignore": "# outputs kept by DVC, not git\n" + "".join(f"/{o}\n" for o in outs),
         "examples/README.md": EXAMPLES_README,
     }
+    # the plot templates dvc.yaml names: DVC looks for them in the repository's .dvc/plots/
+    for name in PLOT_TEMPLATES:
+        files[os.path.relpath(top / ".dvc" / "plots" / name, target)] = template(name)
     if options.ci == "github":
         relative = target.relative_to(top).as_posix()
         workflow = template("github-workflow.yml").replace("@DIR@", relative)
-        package = options.package or installed_from()
-        files[os.path.relpath(top / WORKFLOW, target)] = workflow.replace("@PACKAGE@", package)
+        package = options.package or installed_from(extras or [])
+        workflow = workflow.replace("@PACKAGE@", package)
+        files[os.path.relpath(top / WORKFLOW, target)] = workflow.replace(
+            "@EXTRAS@", extras_comment(extras)
+        )
         files["gate.sh"] = template("gate.sh")
     return files
 
@@ -277,47 +362,67 @@ def init(options: Options) -> list[str]:
     retriever = (
         retriever_folder(options.retriever, top, target) if options.retriever is not None else None
     )
-    options = ci_package(options)
     docs = os.path.relpath(options.docs.resolve(), target)
     params = render_params(docs, retriever, (options.docs / "queries.jsonl").exists())
-    files = generated_files(options, top, target, _dump(params))
+    options, extras = ci_package(options, params, top)
+    files = generated_files(options, top, target, _dump(params), extras)
     if retriever is None:
         files["external/README.md"] = EXTERNAL_README
-    write(target, files, manifest, options.package)
-    lines = [f"goldenset init: wrote {', '.join(sorted(files))} and {MANIFEST} in {target}"]
-    if not (top / ".dvc").is_dir():
+    dvc_missing = not (top / ".dvc").is_dir()
+    if dvc_missing:  # before the plot templates go into .dvc/plots/
         _dvc_init(top)
-        lines.append(f"goldenset init: `dvc init` in {top}")
+    write(target, files, manifest, options.package)
     where = os.path.relpath(target, Path.cwd())
+    inside = sorted(name for name in files if not name.startswith(".."))
+    # the plot templates and the workflow, named from here as `git add` takes them
+    outside = sorted(
+        os.path.relpath(target / name, Path.cwd()) for name in files if name not in inside
+    )
+    lines = [f"goldenset init: wrote {', '.join(inside)} and {MANIFEST} in {where}"]
+    if outside:
+        lines.append(f"goldenset init: wrote {', '.join(outside)}")
+    if options.ci:
+        lines.append(f"goldenset init: CI installs {options.package}")
+    if dvc_missing:
+        lines.append(f"goldenset init: `dvc init` in {os.path.relpath(top, Path.cwd())}")
     lines += [
         "next:",
-        f"  git add {where} && git commit -m 'goldenset pipeline'",
+        f"  git add {' '.join([where, *outside])} && git commit -m 'goldenset pipeline'",
         f"  dvc repro {Path(where) / 'dvc.yaml'}      # or `dvc repro -P`: every pipeline here",
-        f"  dvc metrics show {Path(where) / 'dvc.yaml'}",
+        f"  dvc metrics show {Path(where) / 'metrics' / 'scores.json'}",
     ]
     if options.ci:
         lines.append(f"  {Path(where) / 'gate.sh'} origin/main   # the pull-request gate, locally")
     return lines
 
 
-def ci_package(options: Options) -> Options:
-    """The options with the requirement CI installs decided (before any file is written): the
-    --package given, else this version from where it was installed (a local path: refused).
-    Without CI, what pip would install of this version, when that is known."""
+def ci_package(options: Options, params: Mapping, top: Path) -> tuple[Options, list[str] | None]:
+    """The options with the requirement CI installs decided (before any file is written), and
+    the extras chosen for it: the --package given (extras None), else this version from where
+    it was installed (a local path: refused) with the extras that `params` and the repository's
+    DVC remotes need. Without CI, what pip would install of this version, when that is known."""
     if options.package is not None:
-        return options
+        return options, None
+    extras = ci_extras(params, remote_urls(top))
     try:
-        return replace(options, package=installed_from())
+        return replace(options, package=installed_from(extras)), extras
     except GoldensetError:
         if options.ci:
             raise
-        return options
+        return options, extras
 
 
 def write(target: Path, files: dict[str, str], manifest: dict | None, package: str | None):
-    """Write the files; refuse, writing none, when one exists that init did not write."""
+    """Write the files; refuse, writing none, when one exists that init did not write (a file
+    that already holds the same text, as another pipeline's plot templates do, is no loss)."""
     ours = set((manifest or {}).get("files", []))
-    foreign = [name for name in files if (target / name).exists() and name not in ours]
+    foreign = [
+        name
+        for name, text in files.items()
+        if (target / name).exists()
+        and name not in ours
+        and (target / name).read_bytes() != text.encode("utf-8")
+    ]
     if (target / MANIFEST).exists() and manifest is None:
         foreign.append(MANIFEST)
     if foreign:
@@ -345,18 +450,70 @@ def upgrade(options: Options, top: Path, target: Path, manifest: dict | None) ->
     new = render_params(mine["ingest"]["path"], None, True)
     added = add_missing(mine, new, Params)
     had_ci = any(name.endswith("gate.sh") for name in manifest.get("files", []))
-    options = ci_package(replace(options, ci=options.ci or ("github" if had_ci else None)))
-    files = generated_files(options, top, target, _dump(mine))
+    options = replace(options, ci=options.ci or ("github" if had_ci else None))
+    options, extras = ci_package(options, mine, top)
+    files = generated_files(options, top, target, _dump(mine), extras)
     if "external/README.md" in manifest.get("files", []):
         files["external/README.md"] = EXTERNAL_README
     write(target, files, manifest, options.package)
-    return [
+    lines = [
         f"goldenset init --upgrade: {target} made with goldenset {manifest['goldenset']}, now "
         f"{goldenset.__version__}; params added: {', '.join(added) or 'none'}"
     ]
+    return lines + ([f"goldenset init: CI installs {options.package}"] if options.ci else [])
 
 
 def _dvc_init(top: Path) -> None:
     process = subprocess.run(["dvc", "init", "-q"], cwd=top, capture_output=True, text=True)
     if process.returncode != 0:
         raise GoldensetError(f"goldenset init: `dvc init` failed: {process.stderr.strip()}")
+
+
+# `goldenset example` -------------------------------------------------------------------------
+
+
+def read_example(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]:
+    """The shipped sample's first documents (BEIR corpus lines: _id, title, text), the lines of
+    queries.jsonl judged on them, and those judgments (query-id, corpus-id, score)."""
+    with gzip.open(EXAMPLE / "corpus.jsonl.gz", "rt", encoding="utf-8") as corpus:
+        docs = [json.loads(line) for _, line in zip(range(n_docs), corpus, strict=False)]
+    ids = {doc["_id"] for doc in docs}
+    rows = (EXAMPLE / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    qrels = [row.split("\t") for row in rows if row.split("\t")[1] in ids]
+    qids = {qid for qid, _, _ in qrels}
+    lines = (EXAMPLE / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    return docs, [line for line in lines if json.loads(line)["_id"] in qids], qrels
+
+
+def example_files(docs: list[dict], queries: list[str], qrels: list[list[str]]) -> dict[str, str]:
+    """File name -> text: each document as Markdown, and its real queries in the BEIR layout,
+    judged on the Markdown files (a document's id in a folder is its file name)."""
+    files = {f"{doc['_id']}.md": f"# {doc['title']}\n\n{doc['text']}\n" for doc in docs}
+    files["queries.jsonl"] = "\n".join(queries) + "\n"
+    rows = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}.md\t{grade}" for q, d, grade in qrels)]
+    files["qrels.tsv"] = "\n".join(rows) + "\n"
+    return files
+
+
+def write_example(directory: Path, n_docs: int = 40) -> list[str]:
+    """Write `n_docs` documents and their real queries into a new folder; the lines to print."""
+    if not 1 <= n_docs <= EXAMPLE_DOCUMENTS:
+        raise GoldensetError(
+            f"goldenset example: --documents {n_docs}: give 1 to {EXAMPLE_DOCUMENTS} (the "
+            "documents shipped)"
+        )
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise GoldensetError(
+            f"goldenset example: {directory} exists and is not empty; name a new folder: "
+            "goldenset example DIR"
+        )
+    docs, queries, qrels = read_example(n_docs)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in example_files(docs, queries, qrels).items():
+        (directory / name).write_text(text, encoding="utf-8")
+    return [
+        f"goldenset example: wrote {len(docs)} SciFact abstracts as Markdown and the "
+        f"{len(queries)} real queries judged on them (queries.jsonl, qrels.tsv) in {directory}",
+        f"next: goldenset init --docs {shlex.quote(str(directory))}   # in a git repository "
+        "(`git init` first in a new folder)",
+    ]

@@ -151,3 +151,25 @@ def test_a_fresh_clone_reads_both_revisions_from_the_remote(project, tmp_path):
     assert process.returncode == 1, process.stderr
     assert not (clone / "data/results.parquet").exists()
     assert compare(project, "nosuchrev", "short").returncode == 2
+
+
+def test_a_revision_without_the_output_says_to_commit_dvc_lock(tmp_path):
+    from goldenset.compare.revisions import read_bytes
+    from goldenset.core.errors import GoldensetError
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run(["git", "init", "-q"], repo)
+    run(["git", "config", "user.email", "test@example.invalid"], repo)
+    run(["git", "config", "user.name", "test"], repo)
+    run(["dvc", "init", "-q"], repo)
+    commit(repo, "dvc, no run")
+    with pytest.raises(GoldensetError) as raised:
+        read_bytes("data/results.parquet", "HEAD", str(repo))
+    assert str(raised.value) == (
+        "cannot read data/results.parquet at HEAD: that revision has no such DVC output or git "
+        "file: commit dvc.lock after `dvc repro` (outputs are recorded there), or compare another "
+        "revision"
+    )
+    with pytest.raises(GoldensetError, match="no such file in the workspace: run `dvc repro`"):
+        read_bytes("data/results.parquet", None, str(repo))

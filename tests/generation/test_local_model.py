@@ -23,7 +23,7 @@ from goldenset.generation.runner import run_generation
 
 needs_llama_cpp = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None,
-    reason='llama-cpp-python is not installed (pip install -e ".[local]"); CI installs it',
+    reason="llama-cpp-python is not installed (the [local] extra); CI installs it",
 )
 
 PASSAGES = [  # short on purpose: prompt tokens cost about 25 ms each on 2 cores
@@ -230,7 +230,7 @@ def test_missing_llama_cpp_says_which_extra_to_install(monkeypatch):
     from goldenset.generation.providers.local import LocalProvider
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what `import` sees when it is absent
-    with pytest.raises(GoldensetError, match=r'pip install -e "\.\[local\]"'):
+    with pytest.raises(GoldensetError, match=r'pip install "goldenset-rag\[local\]'):
         LocalProvider(GenerateParams())
 
 

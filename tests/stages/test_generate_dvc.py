@@ -68,7 +68,8 @@ def test_dvc_repro_force_asks_nothing_and_tracks_the_cache(tmp_path):
             "cache/llm",
         }
         cache_entry = next(out for out in lock["outs"] if out["path"] == "cache/llm")
-        assert cache_entry["nfiles"] == 1  # the 6 answers packed into one segment
+        # the 6 answers packed into one segment, and the writer's history
+        assert cache_entry["nfiles"] == 2
 
         again = run(["dvc", "repro", "--force", "--single-item", "generate"], project)
         assert "Running stage 'generate'" in again

@@ -32,7 +32,7 @@ def test_scifact_ndcg_at_10_matches_the_published_number(scifact_dir, tmp_path):
             "-S",
             "generate.max_questions=0",
             "-S",
-            "generate.example_queries=null",  # else the 5 shipped examples leave the reference
+            "generate.example_queries=null",  # else the 50 shipped examples leave the reference
         ],
         project,
     )

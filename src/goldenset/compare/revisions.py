@@ -45,11 +45,22 @@ def read_bytes(path: str | Path, rev: str | None, repo: str) -> bytes:
         with dvc.api.open(located, repo=root, rev=rev, mode="rb") as handle:
             return handle.read()
     except Exception as error:  # dvc raises many types (missing rev, file, cache); all mean this
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise GoldensetError(
-            f"cannot read {path} at {label(rev)}: {reason}; check the revision, and run "
-            "`dvc pull` (or `dvc repro` for the workspace) so its outputs are in the cache"
-        ) from None
+        raise GoldensetError(f"cannot read {path} at {label(rev)}: {why_unread(error)}") from None
+
+
+def why_unread(error: Exception) -> str:
+    """What a reader of the error can do, from what DVC or the file system said."""
+    from dvc.exceptions import PathMissingError
+
+    if isinstance(error, PathMissingError):  # DVC's own sentence names the path twice
+        return (
+            "that revision has no such DVC output or git file: commit dvc.lock after `dvc repro` "
+            "(outputs are recorded there), or compare another revision"
+        )
+    if isinstance(error, FileNotFoundError):
+        return "no such file in the workspace: run `dvc repro` (or `dvc pull`) first"
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0].rstrip(".")
+    return f"{reason}; run `dvc pull` so that revision's outputs are in the cache"
 
 
 def read_results(rev: str | None, repo: str) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import numpy as np
 from tqdm import tqdm
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.install import install_command
 from goldenset.core.params import EmbedParams
 from goldenset.embedding.cache import EmbeddingCache
 from goldenset.embedding.encoder import MissingEncoder
@@ -53,7 +54,7 @@ def ray_encoder(params: EmbedParams, *, flush_every: int = FLUSH_EVERY) -> Missi
         import ray.data  # noqa: F401
     except ModuleNotFoundError:
         raise GoldensetError(
-            "embed.engine is ray but Ray is not installed: pip install 'goldenset-rag[ray]', "
+            f"embed.engine is ray but Ray is not installed: {install_command('ray')}, "
             "or set embed.engine to local"
         ) from None
 

@@ -1,4 +1,5 @@
-"""What LLM calls cost, and a budget that stops before generate.max_usd would be passed.
+"""What LLM calls cost, what a run is expected to ask, and a budget that stops before
+generate.max_usd would be passed.
 
 Prices are USD per million tokens: the list prices each provider declares in its registry entry
 (goldenset.generation.providers.registry), which generate.prices overrides or adds to. A model
@@ -7,6 +8,7 @@ name matches its longest listed prefix, so dated ids like claude-haiku-4-5-20251
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
 BATCH_PRICE_FACTOR = 0.5  # Message Batches requests cost half the synchronous price
 CHARS_PER_TOKEN = 4.0  # typical for English text with these tokenizers
 BUDGET_CHARS_PER_TOKEN = 3.0  # pessimistic, for the budget guard
-TYPICAL_ANSWER_TOKENS = 120  # a question plus one or two sentences of evidence, as JSON
 
 
 def price_for(
@@ -62,6 +63,131 @@ def cost_usd(price: Price | None, input_tokens: int, output_tokens: int) -> floa
 
 def estimate_tokens(text: str, chars_per_token: float = CHARS_PER_TOKEN) -> int:
     return int(len(text) / chars_per_token) + 1
+
+
+@dataclass(frozen=True)
+class WriterRecord:
+    """What a run of one writer (provider and model) measured, for the next run's estimate."""
+
+    questions: int  # asked: kept or rejected
+    answers: int  # every answer those questions used, cached or new
+    requests: int  # the new ones, which the tokens and seconds are of
+    input_tokens: int
+    output_tokens: int
+    seconds_per_request: float | None = None  # one request alone; None: not timed (a batch)
+
+
+# The bundled local model on the shipped sample, a fresh clone on 2 cores: 180 questions asked
+# (127 kept, 53 rejected: metrics/audit.json) with 435 requests, 282,364 input + 6,047 output
+# tokens, in 508.1 s (docs/question-writer.md, docs/benchmarks.md). No API writer has been
+# measured in this repository, so a first run of one is estimated at this model's rate too: a
+# stronger model has fewer answers rejected, so the guess errs high.
+BUNDLED_MODEL_RUN = WriterRecord(180, 435, 435, 282_364, 6_047, 508.1 / 435)
+# Assumed for an API request: a second for the round trip and the prompt, then this many output
+# tokens a second (models of the Haiku class stream faster, so the guess errs long).
+API_FIRST_TOKEN_S = 1.0
+API_OUTPUT_TOKENS_PER_S = 50.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the params allow a question and a run."""
+
+    fewest: int  # answers a question takes at least (its candidates)
+    most: int  # generate.max_attempts
+    max_tokens: int  # generate.max_tokens: the longest answer
+    workers: int  # requests at once
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What asking the missing questions is expected to take, and where each rate comes from."""
+
+    questions: int
+    requests: int
+    per_question: float  # requests a question, within the limits
+    input_tokens: int
+    output_tokens: int
+    seconds_per_request: float
+    workers: int
+    rate_from: str  # where per_question comes from, for the log line
+    time_from: str  # where seconds_per_request comes from
+
+    @property
+    def seconds(self) -> float:
+        return self.requests * self.seconds_per_request / self.workers
+
+
+def within_limits(per_question: float, limits: Limits) -> float:
+    """Answers a question takes, as the params allow: at least its candidates, at most
+    generate.max_attempts (a question still invalid then is rejected, not asked again)."""
+    return min(max(per_question, min(limits.fewest, limits.most)), float(limits.most))
+
+
+def expected_requests(questions: int, per_question: float, limits: Limits) -> int:
+    """Requests for `questions` new questions when a question takes `per_question` answers
+    (a past run's answers / questions asked: invalid answers are asked again)."""
+    # rounded first: float noise (100 x 1.1 = 110.00000000000001) must not add a request
+    return math.ceil(round(questions * within_limits(per_question, limits), 6))
+
+
+def estimate_run(
+    questions: int,
+    prompt_tokens: float,
+    limits: Limits,
+    last: WriterRecord | None,
+    *,
+    in_process: bool,
+) -> Estimate:
+    """The requests, tokens and time of `questions` new questions whose first prompts average
+    `prompt_tokens` tokens: at the rates of this writer's last run (`last`) where it measured
+    them, else at priors (BUNDLED_MODEL_RUN; an API's time assumed).
+
+    in_process: the bundled local model's kind, whose measured run is the prior for all."""
+    per_question, rate_from = _rate(last, in_process)
+    requests = expected_requests(questions, per_question, limits)
+    input_each, output_each = _tokens_each(last, prompt_tokens, limits, in_process)
+    seconds_each, time_from = _seconds_each(last, output_each, in_process)
+    return Estimate(
+        questions=questions,
+        requests=requests,
+        per_question=within_limits(per_question, limits),
+        input_tokens=round(requests * input_each),
+        output_tokens=round(requests * output_each),
+        seconds_per_request=seconds_each,
+        workers=max(1, limits.workers),
+        rate_from=rate_from,
+        time_from=time_from,
+    )
+
+
+def _rate(last: WriterRecord | None, in_process: bool) -> tuple[float, str]:
+    if last is not None and last.questions > 0 and last.answers > 0:
+        return last.answers / last.questions, "as the last run of this writer"
+    prior = BUNDLED_MODEL_RUN.answers / BUNDLED_MODEL_RUN.questions
+    if in_process:
+        return prior, "as the bundled model on the shipped sample"
+    return prior, "the bundled local model's rate, as this writer has no run yet: likely fewer"
+
+
+def _tokens_each(
+    last: WriterRecord | None, prompt_tokens: float, limits: Limits, in_process: bool
+) -> tuple[float, float]:
+    if last is not None and last.requests > 0:
+        return last.input_tokens / last.requests, last.output_tokens / last.requests
+    if in_process:
+        return prompt_tokens, BUNDLED_MODEL_RUN.output_tokens / BUNDLED_MODEL_RUN.requests
+    return prompt_tokens, float(limits.max_tokens)  # the longest answer: a bound, not a guess
+
+
+def _seconds_each(
+    last: WriterRecord | None, output_tokens: float, in_process: bool
+) -> tuple[float, str]:
+    if last is not None and last.seconds_per_request is not None:
+        return last.seconds_per_request, "as the last run"
+    if in_process:
+        return BUNDLED_MODEL_RUN.seconds_per_request or 0.0, "as the bundled model on 2 cores"
+    return API_FIRST_TOKEN_S + output_tokens / API_OUTPUT_TOKENS_PER_S, "assumed"
 
 
 @dataclass

@@ -26,14 +26,21 @@ from goldenset.core.echo import WindowFrequency, WindowIndex
 from goldenset.corpus.queries import ExampleQuery
 from goldenset.generation.aim import MIN_AIM_EXAMPLES, example_echoes
 from goldenset.generation.cache import AnswerCache
-from goldenset.generation.interface import Provider, max_concurrency
+from goldenset.generation.interface import Provider
 from goldenset.generation.params import GenerateParams, Price
 from goldenset.generation.passages import Passage, passages_for
 from goldenset.generation.pricing import Budget, run_price
 from goldenset.generation.providers.registry import batch_run, make_provider
 from goldenset.generation.records import collect
 from goldenset.generation.session import MissHandler, Outcome, Session, ask_nothing
-from goldenset.generation.summary import GenerationStats, announce
+from goldenset.generation.summary import (
+    GenerationStats,
+    announce,
+    remember_run,
+    request_slots,
+    run_record,
+    writer_key,
+)
 from goldenset.generation.validation import Specificity
 
 log = logging.getLogger("goldenset")
@@ -55,6 +62,7 @@ def run_generation(
     example_queries: Sequence[str] = (),
     titles: Mapping[str, str] | None = None,
     aim_examples: Sequence[ExampleQuery] = (),
+    ask: bool = True,
 ) -> GenerationResult:
     """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
 
@@ -65,8 +73,9 @@ def run_generation(
     aim_examples: real queries whose echoes each question aims at (generate.aim_echo, aim.py).
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask
-    about. Raises GoldensetError for a setup problem (key, model, server); answers that arrived
-    before it stay cached.
+    about. ask=False stops after the estimate of what the run would take: nothing is asked.
+    Raises GoldensetError for a setup problem (key, model, server); answers that arrived before
+    it stay cached.
     """
     started = time.perf_counter()
     stats = GenerationStats()
@@ -90,15 +99,23 @@ def run_generation(
     session = setup.session(provider, price, example_queries, aim_examples)
     stats.form = session.form.name
     announce(session, passages, price)
+    if not ask:
+        return GenerationResult([], [], stats)
     on_miss: MissHandler = session.ask_now
     if params.batch:
         # the provider's batch path fills the cache; the walk below asks nothing
         batch_run(provider)(session, passages, progress)
         on_miss = ask_nothing
 
+    asking = time.perf_counter()
     outcomes = _ask_all(session, passages, on_miss, progress)
+    stats.ask_s = time.perf_counter() - asking
     rows, rejects = collect(session, passages, outcomes, stats, documents)
     stats.count_spending(session.budget)
+    # the next run's estimate starts from the rates this one measured
+    workers = min(request_slots(session), len(passages))
+    record = run_record(stats, workers, timed=not params.batch)
+    remember_run(params.cache_dir, writer_key(provider), record)
     stats.wall_s = time.perf_counter() - started
     return GenerationResult(rows, rejects, stats)
 
@@ -175,9 +192,7 @@ def aims(
 def _ask_all(
     session: Session, passages: list[Passage], on_miss: MissHandler, progress: bool
 ) -> list[list[Outcome]]:
-    # an in-process model runs one request at a time; more threads would only queue on it
-    limit = max_concurrency(session.provider)
-    workers = min(session.params.concurrency, limit or session.params.concurrency)
+    workers = request_slots(session)
     outcomes: list[list[Outcome] | None] = [None] * len(passages)
     bar = tqdm(
         total=sum(p.questions for p in passages),

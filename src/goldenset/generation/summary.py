@@ -1,26 +1,40 @@
 """What a generation run counts, and the lines it logs: the estimate before it pays anything,
-the summary when it is done, and the error of a run stopped by generate.max_usd."""
+the summary when it is done, and the error of a run stopped by generate.max_usd.
+
+The estimate counts the answers a question takes (invalid ones are asked again) at the rates
+this writer's last run measured: each run that asks something keeps them in HISTORY_FILE beside
+the answers, since the stage's own outputs (data/generate_stats.json) are deleted before it runs
+again. A writer with no run yet is estimated at stated priors (pricing.BUNDLED_MODEL_RUN).
+"""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
-from goldenset.generation.interface import is_paid
+from goldenset.core.files import write_atomically
+from goldenset.generation.interface import Provider, is_paid, max_concurrency
 from goldenset.generation.params import Price
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import (
-    TYPICAL_ANSWER_TOKENS,
     Budget,
+    Estimate,
+    Limits,
+    WriterRecord,
     cost_usd,
+    estimate_run,
     estimate_tokens,
 )
 from goldenset.generation.prompt import FORMS
 from goldenset.generation.session import Session, request_text
 
 log = logging.getLogger("goldenset")
+
+HISTORY_FILE = "writer_history.json"  # beside the answers, so it travels with them (dvc push)
 
 
 @dataclass
@@ -42,6 +56,7 @@ class GenerationStats:
     budget_below_one_request: float | None = None  # USD a request may cost, above generate.max_usd
     near_duplicates: int = 0  # dropped after generation (generate.duplicate_cosine)
     wall_s: float = 0.0
+    ask_s: float = 0.0  # the walk that asks the LLM: what a request's seconds are measured by
 
     def count_spending(self, budget: Budget) -> None:
         """What the run paid for, and whether generate.max_usd stopped it."""
@@ -70,19 +85,22 @@ class GenerationStats:
         }
 
 
+def request_slots(session: Session) -> int:
+    """Requests a run makes at once: generate.concurrency, or what the provider can serve."""
+    # an in-process model runs one request at a time; more threads would only queue on it
+    limit = max_concurrency(session.provider)
+    return min(session.params.concurrency, limit or session.params.concurrency)
+
+
 def announce(session: Session, passages: Sequence[Passage], price: Price | None) -> None:
-    """Before paying anything: what is cached, and about how many tokens and dollars the rest
-    costs."""
-    input_tokens = questions = 0
+    """Before paying anything: what is cached, and what asking the rest takes (requests, tokens,
+    dollars, time), at this writer's last rates or at stated priors."""
+    missing = []
     for passage in passages:
         messages, key = session.first_request(passage)
         if not session.cache.contains(key):
-            questions += passage.questions
-            input_tokens += (
-                estimate_tokens(request_text(session.system, messages))
-                * passage.questions
-                * session.params.candidates
-            )
+            missing.append((passage, estimate_tokens(request_text(session.system, messages))))
+    questions = sum(passage.questions for passage, _ in missing)
     log.info(
         "generate: %d questions over %d passages, %d not in the cache yet (%s %s)",
         sum(p.questions for p in passages),
@@ -91,22 +109,138 @@ def announce(session: Session, passages: Sequence[Passage], price: Price | None)
         session.provider.name,
         session.provider.model,
     )
-    if not questions or (price is None and not is_paid(session.provider)):
-        return  # free and unpriced (an in-process model, a local server): nothing to estimate
-    output_tokens = questions * session.params.candidates * TYPICAL_ANSWER_TOKENS
-    limit = session.params.max_usd
-    cost = (
-        f"about ${cost_usd(price, input_tokens, output_tokens):.4f} "
-        f"(generate.max_usd: {'none' if limit is None else f'${limit:g}'})"
-        if price
-        else "cost unknown (no price: set generate.prices to track it)"
+    if not questions:
+        return
+    params = session.params
+    limits = Limits(
+        fewest=session.candidates,
+        most=params.max_attempts,
+        max_tokens=params.max_tokens,
+        workers=min(request_slots(session), len(missing)),  # passages run in parallel, no more
+    )
+    estimate = estimate_run(
+        questions,
+        sum(tokens * passage.questions for passage, tokens in missing) / questions,
+        limits,
+        read_history(params.cache_dir).get(writer_key(session.provider)),
+        in_process=session.provider.name == "local",
     )
     log.info(
-        "generate: estimated ~%d input + ~%d output tokens before retries, %s",
-        input_tokens,
-        output_tokens,
-        cost,
+        estimate_line(
+            estimate,
+            price,
+            paid=is_paid(session.provider),
+            max_usd=params.max_usd,
+            batch=params.batch,
+        )
     )
+
+
+def estimate_line(
+    estimate: Estimate,
+    price: Price | None,
+    *,
+    paid: bool,
+    max_usd: float | None,
+    batch: bool = False,
+) -> str:
+    """The line logged before a run pays anything; a free, unpriced writer gets no tokens and
+    dollars."""
+    parts = [
+        f"generate: {estimate.questions} questions to ask: expect ~{estimate.requests:,} requests "
+        f"({estimate.per_question:.1f} a question, {estimate.rate_from})"
+    ]
+    if price is not None or paid:
+        tokens = f"~{estimate.input_tokens:,} input + ~{estimate.output_tokens:,} output tokens"
+        parts.append(tokens)
+        cost = (
+            cost_usd(price, estimate.input_tokens, estimate.output_tokens)
+            if price is not None
+            else None
+        )
+        parts.append(
+            f"about ${cost:.4f} "
+            f"(generate.max_usd: {'none' if max_usd is None else f'${max_usd:g}'}"
+            + ("; it stops there: raise it to finish" if over(cost, max_usd) else "")
+            + ")"
+            if cost is not None
+            else "cost unknown (no price: set generate.prices to track it)"
+        )
+    if batch:
+        parts.append("results within 24 h (generate.batch)")
+    else:
+        at_once = (
+            "one at a time" if estimate.workers == 1 else f"at {estimate.workers} requests at once"
+        )
+        parts.append(
+            f"{duration(estimate.seconds)} {at_once} "
+            f"(~{estimate.seconds_per_request:.1f} s each, {estimate.time_from})"
+        )
+    return ", ".join(parts)
+
+
+def over(cost: float | None, max_usd: float | None) -> bool:
+    """Would the estimated cost pass the spending cap?"""
+    return cost is not None and max_usd is not None and cost > max_usd
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"~{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"~{seconds / 60:.0f} min"
+    return f"~{seconds / 3600:.1f} h"
+
+
+def writer_key(provider: Provider) -> str:
+    """Whose rates a history entry holds: the provider and its model."""
+    return f"{provider.name} {provider.model}"
+
+
+def run_record(stats: GenerationStats, workers: int, *, timed: bool) -> WriterRecord | None:
+    """What this run measured for the next one's estimate; None when it asked nothing.
+
+    workers: requests it made at once; timed: False for a batch, whose requests wait in the
+    API's queue."""
+    asked = stats.questions_planned - stats.not_asked
+    if not stats.requests or asked <= 0:
+        return None
+    return WriterRecord(
+        questions=asked,
+        answers=stats.cache_hits + stats.requests,
+        requests=stats.requests,
+        input_tokens=stats.input_tokens,
+        output_tokens=stats.output_tokens,
+        seconds_per_request=stats.ask_s * workers / stats.requests if timed else None,
+    )
+
+
+def read_history(cache_dir: str | Path) -> dict[str, WriterRecord]:
+    """What the last run of each writer (writer_key) measured; {} when there is none."""
+    path = Path(cache_dir) / HISTORY_FILE
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        return {key: WriterRecord(**fields) for key, fields in entries.items()}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        # only an estimate rests on it, and the next run that asks something writes it anew
+        log.warning("generate: ignoring %s (%s): the estimate uses its priors", path, error)
+        return {}
+
+
+def remember_run(cache_dir: str | Path, key: str, record: WriterRecord | None) -> None:
+    """Keep what a run measured as its writer's entry in the history, for the next estimate."""
+    if record is None:
+        return  # a run that asked nothing leaves the cache as it was
+    history = read_history(cache_dir)
+    previous = history.get(key)
+    if record.seconds_per_request is None and previous is not None:
+        record = replace(record, seconds_per_request=previous.seconds_per_request)
+    history[key] = record
+    entries = {name: asdict(entry) for name, entry in sorted(history.items())}
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    write_atomically(Path(cache_dir) / HISTORY_FILE, json.dumps(entries, indent=1) + "\n")
 
 
 def _reasons(counts: Counter) -> str:

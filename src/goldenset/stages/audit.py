@@ -68,16 +68,19 @@ def main(params: AuditStage) -> None:
     write_atomically(AUDIT_REPORT, render_report(audit, params.audit))
     m = audit.metrics
     passing = m.get("judge", {}).get("pass", {})
+    judged = (
+        "strict pass share {estimate} [{low}, {high}] by the judge".format(**passing)
+        if passing
+        else "no judge (audit.judge_sample: 0)"
+    )
     log.info(
-        "audit: %d questions, echo median %s (real queries %s), echo share %s, strict pass "
-        "share %s [%s, %s] by the judge, 'what is' share %s, %d near-duplicates; see %s",
+        "audit: %d questions, echo median %s (real queries %s), echo share %s, %s, "
+        "'what is' share %s, %d near-duplicates; see %s",
         m["questions"],
         m["echo"]["median"],
         m.get("real_queries", {}).get("echo", {}).get("median", "n/a"),
         m["echo_share"],
-        passing.get("estimate"),
-        passing.get("low"),
-        passing.get("high"),
+        judged,
         m["definitional_share"],
         m["near_duplicates"],
         AUDIT_REPORT,

@@ -30,7 +30,7 @@ def main(params: EmbedStage) -> None:
         write_vectors(EMBEDDINGS, name, embedded.ids[name], vectors)
     counted = ", ".join(f"{len(found)} {name} questions" for name, found in query_sets.items())
     log.info(
-        "embed: %d chunks, %s; %d vectors encoded, %d cached",
+        "embed: %d chunks, %s; %d vectors encoded (the cache held %d before)",
         len(chunks),
         counted,
         embedded.encoded,

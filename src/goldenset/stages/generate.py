@@ -17,7 +17,7 @@ from goldenset.corpus.queries import read_examples
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import pick_examples
-from goldenset.generation.runner import run_generation
+from goldenset.generation.runner import GenerationResult, run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
 
 log = logging.getLogger("goldenset")
@@ -42,21 +42,36 @@ def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
     return list(zip(ids, frame["text"].astype(str), strict=True)), titles
 
 
-def main(params: GenerateStage) -> None:
+def generation(settings: GenerateParams, ask: bool = True) -> GenerationResult:
+    """The run over the ingested documents; ask=False logs what it would take, asking nothing."""
     # one line per HTTP request (and per SDK retry) would bury the progress bar and the summary
     for noisy in ("httpx", "httpx2", "anthropic", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    settings = params.generate
     documents, titles = read_documents(DOCUMENTS)
     aim_examples = read_examples(settings.example_queries)
     examples = pick_examples(
         [example.text for example in aim_examples], settings.example_count, settings.seed
     )
+    return run_generation(
+        documents,
+        settings,
+        example_queries=examples,
+        titles=titles,
+        aim_examples=aim_examples,
+        ask=ask,
+    )
+
+
+def estimate(params: GenerateStage) -> None:
+    """`goldenset estimate`: the requests, tokens, dollars and minutes the stage would take."""
+    generation(params.generate, ask=False)
+
+
+def main(params: GenerateStage) -> None:
+    settings = params.generate
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     try:
-        result = run_generation(
-            documents, settings, example_queries=examples, titles=titles, aim_examples=aim_examples
-        )
+        result = generation(settings)
     finally:
         # one segment per run instead of one file per answer: DVC pushes one object per file
         AnswerCache(settings.cache_dir).pack()

@@ -3,7 +3,6 @@ that run the pipeline, push to a remote and pull in a fresh clone."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -59,22 +58,11 @@ def commit(project: Path, message: str) -> None:
 
 def small_corpus(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]:
     """The first documents of the shipped sample, the real queries judged on them (lines of
-    queries.jsonl) and their judgments (query-id, corpus-id, score)."""
-    with gzip.open(ROOT / "data/docs/scifact-sample.jsonl.gz", "rt") as sample:
-        docs = [json.loads(line) for _, line in zip(range(n_docs), sample, strict=False)]
-    doc_ids = {doc["_id"] for doc in docs}
-    qrels = [
-        line.split("\t")
-        for line in (ROOT / "data/docs/qrels.tsv").read_text().splitlines()[1:]
-        if line.split("\t")[1] in doc_ids
-    ]
-    qids = {qid for qid, _, _ in qrels}
-    queries = [
-        line
-        for line in (ROOT / "data/docs/queries.jsonl").read_text().splitlines()
-        if json.loads(line)["_id"] in qids
-    ]
-    return docs, queries, qrels
+    queries.jsonl) and their judgments (query-id, corpus-id, score): what `goldenset example`
+    writes, read from the same package data."""
+    from goldenset.init import read_example  # not at import: conftest imports this module
+
+    return read_example(n_docs)
 
 
 def write_queries(folder: Path, queries: list[str], qrels: list[list[str]]) -> None:

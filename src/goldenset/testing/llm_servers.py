@@ -5,15 +5,26 @@ timeout and error handling. A test scripts what the server does next (a 429 with
 500, a 529 overloaded_error, a stall, a malformed reply) and reads back what it was asked: every
 request is logged with a hash of its prompt, so tests can prove "nothing paid twice" and "resume
 asks only for what is missing". The benchmark (benchmarks/generate_bench.py) reuses it.
+
+It also runs on its own, so that a page of the docs can show a run with Claude where no key can
+reach the API (every answer is a toy question, "What should I know about <word>?")::
+
+    eval "$(python -m goldenset.testing.llm_servers start)"   # sets *_BASE_URL and *_API_KEY
+    eval "$(python -m goldenset.testing.llm_servers stop)"    # stops it, unsets them
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
 import select
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter, deque
@@ -375,3 +386,65 @@ def _peer_gone(connection: socket.socket) -> bool:
         return connection.recv(1, socket.MSG_PEEK) == b""
     except OSError:
         return True
+
+
+KEY = "test-key"  # what the stand-in started by `start` asks clients to send
+APIS, PARTS = ("ANTHROPIC", "OPENAI"), ("BASE_URL", "API_KEY")
+PID_VARIABLE = "GOLDENSET_STAND_IN_PID"
+
+
+def serve() -> None:
+    """Serve both APIs until stopped; the first line on stdout is the base URL."""
+    with LoopbackLLM(api_key=KEY) as server:
+        print(server.url, flush=True)
+        # the `start` that reads that line exits: nothing more may go to its pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+        stopped = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+        stopped.wait()
+
+
+def start() -> list[str]:
+    """Start a stand-in in the background: the shell lines that point both SDKs at it."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "goldenset.testing.llm_servers", "serve"],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    url = child.stdout.readline().strip() if child.stdout else ""
+    if not url:
+        raise SystemExit("the stand-in did not start")
+    variables = {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": KEY,
+        "OPENAI_BASE_URL": f"{url}/v1",
+        "OPENAI_API_KEY": KEY,
+        PID_VARIABLE: str(child.pid),
+    }
+    return [f"export {name}={value}" for name, value in variables.items()] + [
+        f"echo 'a stand-in for the Anthropic and OpenAI APIs answers at {url}'"
+    ]
+
+
+def main(argv: list[str]) -> int:
+    command = argv[:1]
+    if command == ["serve"]:
+        serve()
+    elif command == ["start"]:
+        print("\n".join(start()))
+    elif command == ["stop"] and os.environ.get(PID_VARIABLE):
+        with contextlib.suppress(ProcessLookupError):  # stopped already
+            os.kill(int(os.environ[PID_VARIABLE]), signal.SIGTERM)
+        names = [PID_VARIABLE, *(f"{api}_{part}" for api in APIS for part in PARTS)]
+        print("unset " + " ".join(names))
+    else:
+        print(__doc__.split("::")[-1].rstrip(), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -152,5 +152,5 @@ def test_a_chunks_module_that_does_not_import_names_the_chunks_field(settings):
 
 
 def test_a_client_that_is_not_installed_names_its_extra():
-    with pytest.raises(GoldensetError, match=r"pip install 'goldenset-rag\[langchain\]'$"):
+    with pytest.raises(GoldensetError, match=r'pip install "goldenset-rag\[langchain\] @ git+'):
         needs("langchain_core_not_installed", "langchain", "langchain")

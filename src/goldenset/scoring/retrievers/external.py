@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, model_validator
 
@@ -25,18 +25,23 @@ if TYPE_CHECKING:
     from goldenset.scoring.topk import TopK
 
 log = logging.getLogger("goldenset")
+# the folder a team's ``module:function`` is imported from: retrievers.external's, and that of
+# each store its own callable builds (goldenset.scoring.stores.callable)
+CodeFolder = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="the retriever's files, a dep of score; its module imports from the folder "
+        "holding this one",
+    ),
+]
 
 
 class ExternalParams(RetrieverSection):
     enabled: bool = False
     callable: str | None = Field(None, pattern=r"^[\w.]+:\w+$", description="module:function")
     run_file: str | None = Field(None, min_length=1, description="a TREC run file")
-    folder: str = Field(
-        "external",
-        min_length=1,
-        description="the retriever's files, a dep of score; its module imports from the folder "
-        "holding this one",
-    )
+    folder: CodeFolder = "external"
     cache_dir: str = Field(
         "cache/retrievers", description="the callable's answers by question (a DVC output)"
     )

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Protocol
 from pydantic import Field
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.install import install_command
 from goldenset.scoring.locate import Passage
 from goldenset.scoring.retrievers.base import RetrieverEntry, RetrieverSection
 
@@ -204,6 +205,26 @@ def _call(name: str, source: StoreSource, call: Callable[[], Any]) -> Any:
         ) from error
 
 
+class CollectionSection(Protocol):
+    """The section of a store that keeps collections on a server or in a folder."""
+
+    enabled: bool
+    path: str | None
+    collection: str | None
+
+
+def one_place(section: CollectionSection, server: str, store: str, folder: str) -> None:
+    """An enabled collection store is reached one way, its server (the field ``server``) or its
+    folder (``path``), and names its collection; a ValueError, so that pydantic reports it as the
+    section's."""
+    if not section.enabled:
+        return
+    if (getattr(section, server) is None) == (section.path is None):
+        raise ValueError(f"set exactly one of {server} (a {store} server) and path ({folder})")
+    if section.collection is None:
+        raise ValueError(f"set collection: the name of the {store} collection to search")
+
+
 def required(metadata: dict[str, Any] | None, key: str, name: str, described: str) -> str:
     """A passage's document id from its metadata; one line naming the key to set when absent."""
     value = (metadata or {}).get(key)
@@ -243,7 +264,7 @@ def needs(module: str, extra: str, name: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise GoldensetError(
-            f"retrievers.{name} needs {module}: pip install 'goldenset-rag[{extra}]'"
+            f"retrievers.{name} needs {module}: {install_command(extra)}"
         ) from None
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from goldenset.core.errors import GoldensetError
+from goldenset.scoring.retrievers.external import CodeFolder
 from goldenset.scoring.stores.base import StoreSection, needs
 
 SPEC = r"^[\w.]+:\w+$"  # module:function
@@ -22,12 +23,7 @@ class CallableSection(StoreSection):
     callable: str | None = Field(
         None, pattern=SPEC, description="module:function returning the retriever"
     )
-    folder: str = Field(
-        "external",
-        min_length=1,
-        description="the retriever's files, a dep of score; its module imports from the folder "
-        "holding this one",
-    )
+    folder: CodeFolder = "external"
     chunks: str | None = Field(
         None,
         pattern=SPEC,

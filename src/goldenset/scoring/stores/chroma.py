@@ -25,6 +25,7 @@ from goldenset.scoring.stores.base import (
     Hit,
     StoreSection,
     offset,
+    one_place,
     query_encoder,
     required,
     store_entry,
@@ -63,10 +64,7 @@ class ChromaParams(StoreSection):
 
     @model_validator(mode="after")
     def _one_place(self) -> ChromaParams:
-        if self.enabled and (self.host is None) == (self.path is None):
-            raise ValueError("set exactly one of host (a Chroma server) and path (a Chroma folder)")
-        if self.enabled and self.collection is None:
-            raise ValueError("set collection: the name of the Chroma collection to search")
+        one_place(self, "host", "Chroma", "a Chroma folder")
         return self
 
 

@@ -25,6 +25,7 @@ from goldenset.scoring.stores.base import (
     Hit,
     StoreSection,
     offset,
+    one_place,
     query_encoder,
     required,
     store_entry,
@@ -71,10 +72,7 @@ class QdrantParams(StoreSection):
 
     @model_validator(mode="after")
     def _one_place(self) -> QdrantParams:
-        if self.enabled and (self.url is None) == (self.path is None):
-            raise ValueError("set exactly one of url (a Qdrant server) and path (a local folder)")
-        if self.enabled and self.collection is None:
-            raise ValueError("set collection: the name of the Qdrant collection to search")
+        one_place(self, "url", "Qdrant", "a local folder")
         return self
 
 

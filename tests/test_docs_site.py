@@ -1,0 +1,328 @@
+"""The documentation site's machinery: figures, the version and the repository URL read from the
+repository's files into the pages (docs/figures.py, through docs/hooks.py); the API page's
+docstrings made Markdown (docs/reference.py); a build environment without torch
+(docs/requirements.txt); the changelog; and every page that uses a glossary term links the
+glossary."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+import goldenset
+from docs.figures import FigureError, Project, fill, parse_figure, parsed_file, project
+from docs.reference import docstring_markdown, field_comment
+from tests.conftest import ROOT
+from tests.test_docs_reference import HEAVY, build, copy_site_sources, needs_site_tools
+
+DOCS = ROOT / "docs"
+FACTS = Project("1.2.3", "https://github.com/owner/name")
+SCORES = {"synthetic": {"dense": {"ndcg@10": 0.79756, "n_queries": 127.0}}, "runs": [3, 4]}
+
+
+def read_from(tmp_path: Path):
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "scores.json").write_text(json.dumps(SCORES))
+    (tmp_path / "labels.yaml").write_text("judge:\n  auc.pass: 0.79\n")
+    return lambda path: parsed_file(tmp_path, path)
+
+
+# figures, the version and the repository URL ---------------------------------------------
+
+
+def test_a_figure_is_read_from_the_file_by_dotted_or_listed_keys_and_formatted(tmp_path):
+    read = read_from(tmp_path)
+    page = (
+        'nDCG@10 {{ figure("metrics/scores.json", "synthetic.dense.ndcg@10", ".3f") }} on '
+        "{{figure('metrics/scores.json', ['synthetic', 'dense', 'n_queries'], '.0f')}} questions, "
+        '{{ figure("labels.yaml", ["judge", "auc.pass"], ".0%") }} AUC, '
+        '{{ figure("metrics/scores.json", "runs.1") }} runs'
+    )
+    assert fill(page, "index.md", FACTS, read) == (
+        "nDCG@10 0.798 on 127 questions, 79% AUC, 4 runs"
+    )
+
+
+def test_the_version_and_repository_url_fill_install_lines_but_no_other_braces(tmp_path):
+    page = (
+        'pip install "goldenset-rag[local] @ git+{{ repo_url }}@v{{version}}"\n'
+        "ref: ${{ github.sha }} and {{ unknown }}\n"
+    )
+    assert fill(page, "index.md", FACTS, read_from(tmp_path)) == (
+        'pip install "goldenset-rag[local] @ git+https://github.com/owner/name@v1.2.3"\n'
+        "ref: ${{ github.sha }} and {{ unknown }}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("reference", "said"),
+    [
+        ('figure("metrics/nope.json", "a")', "no file metrics/nope.json"),
+        (
+            'figure("metrics/scores.json", "synthetic.bm25.ndcg@10")',
+            "no key 'bm25' under synthetic (its keys: dense)",
+        ),
+        ('figure("metrics/scores.json", "runs.7")', "no item '7' under runs (a list of 2)"),
+        ('figure("metrics/scores.json", "synthetic.dense")', "a mapping or a list, not a figure"),
+        ('figure("metrics/scores.json", "synthetic.dense.ndcg@10", "d")', "format 'd'"),
+        ('figure("../secrets.json", "a")', "not a path inside the repository"),
+        ('figure("dvc.lock", "a")', "read from .json, .yaml or .yml files"),
+        ('figure("metrics/scores.json")', 'write figure("<file>"'),
+        ("figure(metrics/scores.json, a)", "not Python literals"),
+        ('figure("broken.json", "a")', "broken.json cannot be parsed (Expecting property name"),
+    ],
+)
+def test_a_reference_that_fails_names_the_page_and_itself(tmp_path, reference, said):
+    page = f"Intro.\n\nThe score: {{{{ {reference} }}}}.\n"
+    with pytest.raises(FigureError) as raised:
+        fill(page, "tutorials/first.md", FACTS, read_from(tmp_path))
+    message = str(raised.value)
+    assert message.startswith(f"tutorials/first.md: {{{{ {reference} }}}}: "), message
+    assert said in message
+    assert "\n" not in message
+
+
+def test_a_reference_wrapped_over_lines_is_filled_and_an_unfinished_one_fails(tmp_path):
+    read = read_from(tmp_path)
+    wrapped = 'nDCG@10 is {{ figure("metrics/scores.json",\n  "synthetic.dense.ndcg@10", ".2f") }}.'
+    assert fill(wrapped, "index.md", FACTS, read) == "nDCG@10 is 0.80."
+    with pytest.raises(FigureError, match=r"^index.md: \{\{ figure\(\"metrics.*an unfinished"):
+        fill('It is {{ figure("metrics/scores.json", "runs.0" }}.', "index.md", FACTS, read)
+
+
+def test_keys_parse_as_written():
+    assert parse_figure('"m.json", "a.b@10"').keys == ("a", "b@10")
+    listed = parse_figure("'m.json', ['a.b', 0], '.2f'")
+    assert listed == parse_figure('"m.json", ("a.b", 0), ".2f"')
+    assert listed.keys == ("a.b", 0)
+    with pytest.raises(FigureError, match="an empty key"):
+        parse_figure('"m.json", "a..b"')
+
+
+def test_the_version_and_repository_come_from_pyproject():
+    facts = project((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert facts.version == goldenset.__version__
+    assert facts.repo_url == "https://github.com/goldenset-rag/goldenset"
+    assert facts.repo_name == "goldenset-rag/goldenset"
+    with pytest.raises(FigureError, match=r"no \[project.urls\] Repository"):
+        project('[project]\nname = "x"\nversion = "1.0"\n')
+
+
+def test_every_figure_on_the_pages_reads_a_committed_value():
+    facts = project((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    for page in sorted(DOCS.rglob("*.md")):
+        name = page.relative_to(DOCS).as_posix()
+        filled = fill(page.read_text(encoding="utf-8"), name, facts, lambda p: parsed_file(ROOT, p))
+        assert "{{ figure" not in filled and "{{ version" not in filled, name
+
+
+# the API page's docstrings ---------------------------------------------------------------
+
+
+def test_docstrings_render_as_they_read():
+    written = (
+        "Representation:\n- ``ranked``: int64\n  padded.\n- ``qrels``: sparse\n\n"
+        "Writes <name>.parquet, keeps `<name>.parquet` and ``x < y`` as code; 2 < 3."
+    )
+    assert docstring_markdown(written) == (
+        "Representation:\n\n- ``ranked``: int64\n  padded.\n- ``qrels``: sparse\n\n"
+        "Writes &lt;name>.parquet, keeps `<name>.parquet` and ``x < y`` as code; 2 < 3."
+    )
+
+
+def test_a_field_is_documented_by_its_comments():
+    source = [
+        "class Entry:",
+        '    """An entry."""',
+        "",
+        "    params: type  # its section of params.yaml",
+        "    # where it ranks: lower first",
+        "    # (equal orders keep the order of registration)",
+        "    order: int = 100",
+        "    name: str = '# not a comment'  # noqa: E501",
+        "    prices: dict = field(  # by model",
+        "        default_factory=dict",
+        "    )",
+    ]
+    assert field_comment(source, 4) == "its section of params.yaml"
+    assert field_comment(source, 7) == (
+        "where it ranks: lower first (equal orders keep the order of registration)"
+    )
+    assert field_comment(source, 8) == ""
+    assert field_comment(source, 9, 11) == "by model"
+
+
+# building without torch ------------------------------------------------------------------
+
+
+def requirement_names(lines: list[str]) -> list[str]:
+    """The distribution names of requirement lines (comments and blank lines skipped)."""
+    names = [re.match(r"[A-Za-z0-9._-]+", line.strip()) for line in lines]
+    return [found[0].lower().replace("_", "-") for found in names if found]
+
+
+def test_the_docs_extra_pins_the_site_tools_as_the_requirements_do():
+    import tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]["docs"]
+    required = (DOCS / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    pinned = {line.strip() for line in required if "==" in line}
+    assert set(extra) == pinned
+    assert not {"torch", "sentence-transformers", "faiss-cpu"} & set(requirement_names(required))
+
+
+def with_dependencies(names: list[str]) -> set[str]:
+    """Installed distributions: these and everything they require (without extras)."""
+    found: set[str] = set()
+    waiting = list(names)
+    while waiting:
+        name = waiting.pop()
+        if name in found:
+            continue
+        found.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        waiting += requirement_names([r for r in requires if "extra ==" not in r])
+    return found
+
+
+# Builds the reference pages as the site's hook does, with the heavy packages unimportable, and
+# prints the packages that goldenset's modules (and the docs' own) imported
+IMPORTS_OF_THE_PAGES = f"""
+import builtins, sys
+for name in {HEAVY!r}:
+    sys.modules[name] = None
+sys.path[:0] = ["docs", "src"]
+ours, imported, real = ("goldenset", "reference", "figures"), set(), builtins.__import__
+
+def noting(name, globals=None, locals=None, fromlist=(), level=0):
+    module = real(name, globals, locals, fromlist, level)
+    if level == 0 and (globals or {{}}).get("__name__", "").split(".")[0] in ours:
+        imported.add(name.split(".")[0])
+    return module
+
+builtins.__import__ = noting
+from pathlib import Path
+from reference import pages
+pages(Path("."))
+print(" ".join(sorted(imported)))
+"""
+
+
+def test_the_reference_pages_import_only_what_the_requirements_install():
+    """Every package goldenset's modules import while the reference pages are built is a
+    requirement of the site or one of theirs, and none is torch."""
+    ran = subprocess.run(
+        [sys.executable, "-c", IMPORTS_OF_THE_PAGES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr
+    modules = set(ran.stdout.split()) - set(sys.stdlib_module_names) - {"goldenset", "reference"}
+    of_module = metadata.packages_distributions()
+    assert all(module in of_module for module in modules), modules
+    loaded = {dist.lower().replace("_", "-") for m in modules for dist in of_module[m]}
+    required = (DOCS / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    installed = with_dependencies(requirement_names(required))
+    assert {"pydantic", "pandas", "numpy"} <= loaded
+    assert loaded <= installed, sorted(loaded - installed)
+
+
+# the changelog ---------------------------------------------------------------------------
+
+
+def test_the_changelog_keeps_a_changelog_and_names_this_version():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert releases and releases[0] == f"{goldenset.__version__} — unreleased"
+    sections = set(re.findall(r"^### (.+)$", text, re.MULTILINE))
+    kinds = {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+    assert sections and sections <= kinds
+    assert '--8<-- "CHANGELOG.md"' in (DOCS / "changelog.md").read_text(encoding="utf-8")
+
+
+# the glossary ----------------------------------------------------------------------------
+
+CODE = re.compile(r"^```.*?^```|`[^`\n]*`|<!--.*?-->|\]\([^)]*\)", re.MULTILINE | re.DOTALL)
+# an inline link to the glossary, or a reference-style link's definition
+GLOSSARY_LINK = re.compile(
+    r"\]\((?:\.\./)*glossary\.md(?:#[^)]*)?\)|^\[[^\]]+\]:\s*(?:\.\./)*glossary\.md", re.MULTILINE
+)
+
+
+def glossary_terms(glossary: str) -> list[str]:
+    """The terms a glossary defines (its definition-list terms and section headings), each way
+    it spells them: "Store, located passage" is two, "The gate" is "gate"."""
+    defined = re.findall(r"^\*\*(.+?)\*\*\s*\n:", glossary, re.MULTILINE)
+    defined += re.findall(r"^#{2,6} (.+)$", glossary, re.MULTILINE)
+    terms = [part.strip() for term in defined for part in re.split(r" / |, ", term)]
+    return [re.sub(r"^the ", "", term, flags=re.IGNORECASE).lower() for term in terms]
+
+
+def terms_used(page: str, terms: list[str]) -> list[str]:
+    """The terms a page's prose uses (code, comments and link targets are not prose)."""
+    prose = CODE.sub(" ", page)
+    spelled = {term: re.escape(term).replace(r"\ ", r"\s+") for term in terms}
+    return [
+        term
+        for term, pattern in spelled.items()
+        if re.search(rf"\b{pattern}(?:s|es)?\b", prose, re.IGNORECASE)
+    ]
+
+
+def pages_without_glossary_link() -> dict[str, list[str]]:
+    terms = glossary_terms((DOCS / "glossary.md").read_text(encoding="utf-8"))
+    missing = {}
+    for page in sorted(DOCS.rglob("*.md")):
+        name = page.relative_to(DOCS).as_posix()
+        if name in ("glossary.md", "changelog.md"):  # the changelog is CHANGELOG.md, included
+            continue
+        text = page.read_text(encoding="utf-8")
+        used = terms_used(text, terms)
+        if used and not GLOSSARY_LINK.search(text):
+            missing[name] = used
+    return missing
+
+
+def test_the_glossary_terms_and_their_use_are_found():
+    terms = glossary_terms((DOCS / "glossary.md").read_text(encoding="utf-8"))
+    for term in ("golden set", "query set", "judged by spans", "judged by documents", "store"):
+        assert term in terms
+    assert "located passage" in terms and "gate" in terms and "audit's judge" in terms
+    page = "A golden set and two\nquery sets; `echo` in code, [x](views.md) a link target.\n"
+    assert terms_used(page, terms) == ["golden set", "query set"]
+    assert GLOSSARY_LINK.search("See the [glossary](glossary.md#echo).")
+    assert GLOSSARY_LINK.search("See the [glossary](../glossary.md).")
+    assert not GLOSSARY_LINK.search("See [benchmarks](benchmarks.md).")
+
+
+def test_every_page_that_uses_a_glossary_term_links_the_glossary():
+    assert pages_without_glossary_link() == {}
+
+
+# the built site --------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_figure_its_file_lacks_fails_the_build_naming_page_and_reference(tmp_path):
+    needs_site_tools()
+    copy_site_sources(tmp_path)
+    page = tmp_path / "docs" / "comparing.md"
+    reference = '{{ figure("metrics/scores.json", "synthetic.nope.ndcg@10", ".3f") }}'
+    page.write_text(page.read_text(encoding="utf-8") + f"\nIt scores {reference}.\n")
+    built = build(tmp_path, tmp_path / "site")
+    assert built.returncode != 0
+    assert f"comparing.md: {reference}: no key 'nope' under synthetic" in built.stderr
