@@ -97,6 +97,8 @@ def test_example_writes_the_documents_and_real_queries_init_then_scores(tmp_path
         estimated.stderr,
         re.M,
     ), estimated.stderr
+    # the bundled model runs in process: its own measured rates, one request at a time
+    assert "(~1.2 s each, as the bundled model on 2 cores)" in estimated.stderr
     assert not (repo / "goldenset/data/goldenset.jsonl").exists()
     elsewhere = call(["goldenset", "estimate"], repo)
     assert elsewhere.returncode == 2 and elsewhere.stderr.count("\n") == 1

@@ -21,7 +21,7 @@ LAYERS = [
     ["judge", "scoring"],
     ["audit", "calibrate", "compare"],
     ["stages", "params"],
-    ["init"],
+    ["init", "example"],
     ["cli"],
     ["__main__"],
 ]

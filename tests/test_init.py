@@ -11,10 +11,9 @@ import pytest
 import yaml
 
 from goldenset.core.errors import GoldensetError
+from goldenset.example import EXAMPLE, EXAMPLE_DOCUMENTS, example_files, read_example
 from goldenset.init import (
     CODE,
-    EXAMPLE,
-    EXAMPLE_DOCUMENTS,
     EXTRA_REASONS,
     MANIFEST,
     STORE_EXTRAS,
@@ -23,9 +22,7 @@ from goldenset.init import (
     _round_trip,
     add_missing,
     ci_extras,
-    example_files,
     pipeline,
-    read_example,
     requirement,
 )
 from goldenset.init import render_params as render
@@ -189,10 +186,13 @@ def test_the_example_is_markdown_documents_and_their_real_queries_in_the_beir_la
     }
 
 
+CODE_FILES = {"README.md", "__init__.py", "__pycache__"}  # beside the data, not cut from it
+
+
 def test_the_shipped_example_is_what_the_script_cuts_from_the_sample(tmp_path):
     script = ROOT / "data" / "make_example_docs.py"
     subprocess.run([sys.executable, script, tmp_path], cwd=ROOT, check=True, capture_output=True)
-    shipped = sorted(path.name for path in EXAMPLE.iterdir() if path.name != "README.md")
+    shipped = sorted(path.name for path in EXAMPLE.iterdir() if path.name not in CODE_FILES)
     assert shipped == sorted(path.name for path in tmp_path.iterdir())
     for name in shipped:
         assert (EXAMPLE / name).read_bytes() == (tmp_path / name).read_bytes(), name

@@ -219,7 +219,7 @@ def add_init(commands: argparse._SubParsersAction) -> None:
 
 
 def run_example(args: argparse.Namespace) -> int:
-    from goldenset.init import write_example
+    from goldenset.example import write_example
 
     for line in write_example(args.directory, args.documents):
         print(line)

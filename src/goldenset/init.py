@@ -8,20 +8,15 @@ stage in goldenset.yaml: a fingerprint of the code the stage runs in the install
 upgrade that changes a stage's code changes its fingerprint (`goldenset init --upgrade` writes
 it), and DVC re-runs that stage and what follows, on every machine alike: a dep on the installed
 files themselves would be a path into one machine's site-packages.
-
-`goldenset example` writes documents to try it on (package data, see data/make_example_docs.py):
-the shipped sample's first abstracts as Markdown files and the real queries judged on them.
 """
 
 from __future__ import annotations
 
 import copy
-import gzip
 import hashlib
 import io
 import json
 import os
-import shlex
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -43,8 +38,6 @@ from goldenset.params import Params
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"
-EXAMPLE = PACKAGE / "example"  # BEIR files: the shipped sample's first EXAMPLE_DOCUMENTS
-EXAMPLE_DOCUMENTS = 100
 CODE = "src/goldenset/"  # deps of this repository's dvc.yaml that are the package's own files
 MANIFEST = "goldenset.yaml"
 WORKFLOW = ".github/workflows/goldenset.yml"
@@ -467,53 +460,3 @@ def _dvc_init(top: Path) -> None:
     process = subprocess.run(["dvc", "init", "-q"], cwd=top, capture_output=True, text=True)
     if process.returncode != 0:
         raise GoldensetError(f"goldenset init: `dvc init` failed: {process.stderr.strip()}")
-
-
-# `goldenset example` -------------------------------------------------------------------------
-
-
-def read_example(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]:
-    """The shipped sample's first documents (BEIR corpus lines: _id, title, text), the lines of
-    queries.jsonl judged on them, and those judgments (query-id, corpus-id, score)."""
-    with gzip.open(EXAMPLE / "corpus.jsonl.gz", "rt", encoding="utf-8") as corpus:
-        docs = [json.loads(line) for _, line in zip(range(n_docs), corpus, strict=False)]
-    ids = {doc["_id"] for doc in docs}
-    rows = (EXAMPLE / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]
-    qrels = [row.split("\t") for row in rows if row.split("\t")[1] in ids]
-    qids = {qid for qid, _, _ in qrels}
-    lines = (EXAMPLE / "queries.jsonl").read_text(encoding="utf-8").splitlines()
-    return docs, [line for line in lines if json.loads(line)["_id"] in qids], qrels
-
-
-def example_files(docs: list[dict], queries: list[str], qrels: list[list[str]]) -> dict[str, str]:
-    """File name -> text: each document as Markdown, and its real queries in the BEIR layout,
-    judged on the Markdown files (a document's id in a folder is its file name)."""
-    files = {f"{doc['_id']}.md": f"# {doc['title']}\n\n{doc['text']}\n" for doc in docs}
-    files["queries.jsonl"] = "\n".join(queries) + "\n"
-    rows = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}.md\t{grade}" for q, d, grade in qrels)]
-    files["qrels.tsv"] = "\n".join(rows) + "\n"
-    return files
-
-
-def write_example(directory: Path, n_docs: int = 40) -> list[str]:
-    """Write `n_docs` documents and their real queries into a new folder; the lines to print."""
-    if not 1 <= n_docs <= EXAMPLE_DOCUMENTS:
-        raise GoldensetError(
-            f"goldenset example: --documents {n_docs}: give 1 to {EXAMPLE_DOCUMENTS} (the "
-            "documents shipped)"
-        )
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise GoldensetError(
-            f"goldenset example: {directory} exists and is not empty; name a new folder: "
-            "goldenset example DIR"
-        )
-    docs, queries, qrels = read_example(n_docs)
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in example_files(docs, queries, qrels).items():
-        (directory / name).write_text(text, encoding="utf-8")
-    return [
-        f"goldenset example: wrote {len(docs)} SciFact abstracts as Markdown and the "
-        f"{len(queries)} real queries judged on them (queries.jsonl, qrels.tsv) in {directory}",
-        f"next: goldenset init --docs {shlex.quote(str(directory))}   # in a git repository "
-        "(`git init` first in a new folder)",
-    ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from importlib import metadata
 
+import goldenset
+
 DISTRIBUTION = "goldenset-rag"  # the import name is goldenset
 
 
@@ -29,11 +31,7 @@ def project_url(label: str = "Repository") -> str | None:
 
 def install_command(extra: str) -> str:
     """`pip install` of this version with `extra`, from its repository's release tag."""
-    try:
-        version = metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        version = None
     url = project_url()
-    if url is None or version is None:
+    if url is None:
         return f'pip install "{DISTRIBUTION}[{extra}]"'
-    return f'pip install "{DISTRIBUTION}[{extra}] @ git+{url}@v{version}"'
+    return f'pip install "{DISTRIBUTION}[{extra}] @ git+{url}@v{goldenset.__version__}"'

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from goldenset.core.files import write_atomically
+from goldenset.core.files import write_json
 from goldenset.generation.interface import Provider, is_paid, max_concurrency
 from goldenset.generation.params import Price
 from goldenset.generation.passages import Passage
@@ -123,7 +123,7 @@ def announce(session: Session, passages: Sequence[Passage], price: Price | None)
         sum(tokens * passage.questions for passage, tokens in missing) / questions,
         limits,
         read_history(params.cache_dir).get(writer_key(session.provider)),
-        in_process=session.provider.name == "local",
+        in_process=max_concurrency(session.provider) == 1,
     )
     log.info(
         estimate_line(
@@ -152,20 +152,7 @@ def estimate_line(
     ]
     if price is not None or paid:
         tokens = f"~{estimate.input_tokens:,} input + ~{estimate.output_tokens:,} output tokens"
-        parts.append(tokens)
-        cost = (
-            cost_usd(price, estimate.input_tokens, estimate.output_tokens)
-            if price is not None
-            else None
-        )
-        parts.append(
-            f"about ${cost:.4f} "
-            f"(generate.max_usd: {'none' if max_usd is None else f'${max_usd:g}'}"
-            + ("; it stops there: raise it to finish" if over(cost, max_usd) else "")
-            + ")"
-            if cost is not None
-            else "cost unknown (no price: set generate.prices to track it)"
-        )
+        parts += [tokens, _cost(estimate, price, max_usd)]
     if batch:
         parts.append("results within 24 h (generate.batch)")
     else:
@@ -179,9 +166,15 @@ def estimate_line(
     return ", ".join(parts)
 
 
-def over(cost: float | None, max_usd: float | None) -> bool:
-    """Would the estimated cost pass the spending cap?"""
-    return cost is not None and max_usd is not None and cost > max_usd
+def _cost(estimate: Estimate, price: Price | None, max_usd: float | None) -> str:
+    """The estimate's dollars beside generate.max_usd, and whether the run would stop there."""
+    if price is None:
+        return "cost unknown (no price: set generate.prices to track it)"
+    cost = cost_usd(price, estimate.input_tokens, estimate.output_tokens)
+    if max_usd is None:
+        return f"about ${cost:.4f} (generate.max_usd: none)"
+    stops = "; it stops there: raise it to finish" if cost > max_usd else ""
+    return f"about ${cost:.4f} (generate.max_usd: ${max_usd:g}{stops})"
 
 
 def duration(seconds: float) -> str:
@@ -240,7 +233,7 @@ def remember_run(cache_dir: str | Path, key: str, record: WriterRecord | None) -
     history[key] = record
     entries = {name: asdict(entry) for name, entry in sorted(history.items())}
     Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    write_atomically(Path(cache_dir) / HISTORY_FILE, json.dumps(entries, indent=1) + "\n")
+    write_json(Path(cache_dir) / HISTORY_FILE, entries, indent=1)
 
 
 def _reasons(counts: Counter) -> str:

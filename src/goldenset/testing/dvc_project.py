@@ -60,7 +60,7 @@ def small_corpus(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str
     """The first documents of the shipped sample, the real queries judged on them (lines of
     queries.jsonl) and their judgments (query-id, corpus-id, score): what `goldenset example`
     writes, read from the same package data."""
-    from goldenset.init import read_example  # not at import: conftest imports this module
+    from goldenset.example import read_example  # not at import: conftest imports this module
 
     return read_example(n_docs)
 
