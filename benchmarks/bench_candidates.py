@@ -76,10 +76,10 @@ def main() -> None:
         session = setup.session(provider, None, shown, aim_examples)
         timed: dict[tuple[str, int], dict] = {}
 
-        def ask(key: str, messages: list[dict[str, str]], attempt: int):
+        def ask(key: str, messages: list[dict[str, str]], attempt: int, steer=None):
             evaluated = getattr(provider, "evaluated_tokens", 0)
             started = time.perf_counter()
-            completion = session.ask_now(key, messages, attempt)
+            completion = session.ask_now(key, messages, attempt, steer)
             timed[(key, attempt)] = {
                 "seconds": time.perf_counter() - started,
                 "evaluated": getattr(provider, "evaluated_tokens", 0) - evaluated,

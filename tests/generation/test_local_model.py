@@ -165,6 +165,63 @@ def test_identity_names_the_model_file_and_its_hash(provider):
     assert identity["max_tokens"] == MAX_TOKENS
 
 
+STEERED = [  # passages whose unsteered questions point into them or reuse their words
+    "This protein, BRCA1, repairs broken DNA strands in breast tissue cells.",
+    "These mice were fed a high-fat diet and gained weight faster than lean controls.",
+    "The study found that daily aspirin lowered the risk of a second heart attack.",
+    "Glaciers store about two thirds of the fresh water on the planet as ice.",
+]
+
+
+def _steered(provider, passage: str, strength: float, attempt: int = 0):
+    from goldenset.generation.prompt import QUESTION
+    from goldenset.generation.steering import steer_for
+
+    steer = steer_for(passage, passage, QUESTION, strength)
+    messages = _messages(passage)
+    return steer, provider.complete(SYSTEM, messages, attempt=attempt, steer=steer)
+
+
+@pytest.mark.slow
+@needs_llama_cpp
+def test_a_steered_answer_breaks_no_rule_the_decoder_holds(provider):
+    from goldenset.generation.validation import check_question
+
+    for passage in STEERED:
+        for attempt in (0, 1):  # greedy, then sampled
+            _, answer = _steered(provider, passage, 0.0, attempt)
+            assert not answer.truncated, answer.text
+            check_question(answer.text, "")  # shape, preamble, references: no InvalidAnswer
+
+
+@pytest.mark.slow
+@needs_llama_cpp
+def test_the_echo_penalty_lowers_the_passage_words_chosen(provider):
+    from goldenset.core.echo import content_words
+
+    reused = {0.0: 0, 6.0: 0}
+    steered_tokens = 0
+    for passage in STEERED:
+        penalised = _steered(provider, passage, 6.0)[0].penalised
+        for strength in reused:
+            _, answer = _steered(provider, passage, strength)
+            reused[strength] += len(content_words(answer.text) & penalised)
+            steered_tokens += answer.steered_tokens if strength else 0
+    assert reused[6.0] < reused[0.0]
+    assert steered_tokens > 0
+
+
+@pytest.mark.slow
+@needs_llama_cpp
+def test_the_echo_penalty_joins_the_cache_key():
+    from goldenset.generation.providers.local import LocalProvider
+
+    def identity(strength):
+        return LocalProvider(GenerateParams(echo_penalty=strength)).identity()
+
+    assert identity(0.0) == identity(0.0) != identity(2.0)
+
+
 class Watched:
     """The provider as the runner sees it, with its calls counted from outside: how many at
     once, from which threads. Everything else (max_concurrency, paid) is the provider's own."""
@@ -178,14 +235,14 @@ class Watched:
     def __getattr__(self, name: str):
         return getattr(self._inner, name)
 
-    def complete(self, system, messages, *, attempt):
+    def complete(self, system, messages, *, attempt, **steer):
         with self._lock:
             self.calls += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self.threads.add(threading.get_ident())
         try:
-            return self._inner.complete(system, messages, attempt=attempt)
+            return self._inner.complete(system, messages, attempt=attempt, **steer)
         finally:
             with self._lock:
                 self.in_flight -= 1

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
+from goldenset.judge.selection import reading_key, weights_digest
 from goldenset.testing.documents import make_documents
 from goldenset.testing.llm_servers import LoopbackLLM, valid_answer
 from tests.conftest import ROOT
@@ -231,3 +233,41 @@ def test_an_examples_file_aims_the_questions_at_its_echoes(tmp_path):
     assert done.returncode == 0, done.stderr
     # measured in the documents their lines name, not in the corpus's best match
     assert "questions aim at the echo of 16 example queries (median 0.40" in done.stderr
+
+
+@pytest.mark.slow
+def test_keep_share_asks_more_and_keeps_the_judges_best_once(tmp_path):
+    """generate.keep_share: twice the questions asked, the real judge (referee model and the
+    bundled reader) keeps the best half, the rest rejected with its probability; a re-run reads
+    nothing again."""
+    pytest.importorskip("llama_cpp")
+    with LoopbackLLM(api_key=None) as server:
+        generate = {
+            "provider": "openai",
+            "model": "loopback-model",
+            "max_questions": 4,
+            "keep_share": 0.5,
+            "openai": {"base_url": server.openai_url},
+        }
+        project = make_project(tmp_path, generate)
+        first = run(project, stage_env(HF_HUB_OFFLINE="1"))
+        assert first.returncode == 0, first.stderr
+        assert "asking 8 questions to keep the judge's best 4" in first.stderr
+        rows = read_jsonl(project / "data" / "goldenset.jsonl")
+        dropped = [
+            r
+            for r in read_jsonl(project / "data" / "goldenset.rejects.jsonl")
+            if r["reason"] == "not_selected"
+        ]
+        assert len(rows) == 4 and len(dropped) == 4 and server.requests == 8
+        judged = json.loads((project / "cache" / "llm" / "judged.json").read_text())
+        assert len(judged) == 8
+        weights = weights_digest()
+        kept_p = [judged[reading_key(r, weights)] for r in rows]
+        kept_docs = Counter(r["doc_id"] for r in rows)
+        for row in dropped:  # worse than every kept question, or its document's share is used
+            assert row["judge_pass"] <= min(kept_p) + 1e-4 or kept_docs[row["doc_id"]] > 0
+        again = run(project, stage_env(HF_HUB_OFFLINE="1"))
+        assert again.returncode == 0, again.stderr
+        assert "judge:" not in again.stderr  # every reading from judged.json
+        assert read_jsonl(project / "data" / "goldenset.jsonl") == rows

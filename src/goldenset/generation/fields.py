@@ -37,6 +37,12 @@ class GenerateFields(Section):
     max_echo: float | None = Field(
         0.7, gt=0, le=1, description="content-word overlap above which a question echoes"
     )
+    echo_penalty: float = Field(
+        3.0,
+        ge=0,
+        description="local: logits taken off the tokens that begin a passage word, but for "
+        "its evidence's distinctive terms",
+    )
     distinctive_share: float | None = Field(
         0.01,
         gt=0,
@@ -62,6 +68,13 @@ class GenerateFields(Section):
         ge=1,
         description="answers sampled from one prompt per query, the valid one nearest its echo "
         "aim kept (generate.aim_echo; without an aim, one answer)",
+    )
+    keep_share: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        description="ask max_questions / keep_share questions and keep the judge's best "
+        "max_questions (1: no selection; over-asking multiplies the requests)",
     )
     aim_echo: bool = Field(
         False, description="each query aims at an echo drawn from the example queries' echoes"

@@ -35,6 +35,11 @@ class Completion:
     input_tokens: int
     output_tokens: int
     truncated: bool  # stopped at max_tokens: such an answer is rejected, never trusted
+    # what the request cost here, for the run's per-request figures (0 when not measured, and
+    # for an answer from the cache)
+    evaluated_tokens: int = 0  # prompt tokens evaluated, not restored from a saved state
+    steered_tokens: int = 0  # generated tokens a decoding rule chose over the model's pick
+    seconds: float = 0.0
 
 
 class Provider(Protocol):
@@ -54,8 +59,16 @@ class Provider(Protocol):
 
         attempt counts from 0; a retry after an invalid answer may sample differently (seeded
         by attempt). The first call builds the client or loads the model.
+
+        A provider whose decoder can obey a query's rules as it writes (the local one) sets
+        `steers = True` and takes a keyword `steer` (goldenset.generation.steering.Steer).
         """
         ...
+
+
+def steers(provider: Provider) -> bool:
+    """The provider takes a `steer` (decode-time rules): only a model run in process can."""
+    return bool(getattr(provider, "steers", False))
 
 
 def is_paid(provider: Provider) -> bool:

@@ -112,6 +112,7 @@ def run_generation(
     stats.ask_s = time.perf_counter() - asking
     rows, rejects = collect(session, passages, outcomes, stats, documents)
     stats.count_spending(session.budget)
+    stats.measured = session.measured
     # the next run's estimate starts from the rates this one measured
     workers = min(request_slots(session), len(passages))
     record = run_record(stats, workers, timed=not params.batch)

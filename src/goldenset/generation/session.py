@@ -22,7 +22,7 @@ import numpy as np
 from goldenset.core.echo import WindowIndex, echo
 from goldenset.generation.aim import echo_aim
 from goldenset.generation.cache import AnswerCache, answer_key
-from goldenset.generation.interface import Completion, Provider
+from goldenset.generation.interface import Completion, Provider, steers
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.passages import Passage
 from goldenset.generation.pricing import BUDGET_CHARS_PER_TOKEN, Budget, estimate_tokens
@@ -34,13 +34,16 @@ from goldenset.generation.prompt import (
     system_prompt,
     users_form,
 )
+from goldenset.generation.steering import Steer, steer_for
 from goldenset.generation.validation import Answer, InvalidAnswer, Specificity, validate_question
 
-# (cache key, messages, attempt) -> the answer, or None when it is not asked in this walk
-MissHandler = Callable[[str, list[dict[str, str]], int], Completion | None]
+# (cache key, messages, attempt, steer) -> the answer, or None when it is not asked in this walk
+MissHandler = Callable[[str, list[dict[str, str]], int, Steer | None], Completion | None]
 
 
-def ask_nothing(key: str, messages: list[dict[str, str]], attempt: int) -> None:
+def ask_nothing(
+    key: str, messages: list[dict[str, str]], attempt: int, steer: Steer | None = None
+) -> None:
     """A miss left for a later run (after the batches: what they did not answer)."""
     return None
 
@@ -97,6 +100,26 @@ def pick(candidates: Sequence[Candidate], aim: float) -> Candidate:
     return min(candidates, key=lambda candidate: abs(candidate.echo - aim))
 
 
+@dataclass
+class Measured:
+    """What the requests of this run measured where they ran (Completion's own figures)."""
+
+    requests: int = 0
+    evaluated_tokens: int = 0
+    output_tokens: int = 0
+    steered_tokens: int = 0
+    seconds: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, completion: Completion) -> None:
+        with self.lock:
+            self.requests += 1
+            self.evaluated_tokens += completion.evaluated_tokens
+            self.output_tokens += completion.output_tokens
+            self.steered_tokens += completion.steered_tokens
+            self.seconds += completion.seconds
+
+
 class Session:
     """Shared state of one run: provider, cache, budget, and the flag that stops new requests."""
 
@@ -131,6 +154,7 @@ class Session:
         self.cache = cache
         self.budget = budget
         self.stop = threading.Event()
+        self.measured = Measured()
         self.failed: dict[str, tuple[str, str]] = {}  # batch requests the API gave up on
 
     def key(self, messages: list[dict[str, str]], question_index: int, attempt: int) -> str:
@@ -189,6 +213,7 @@ class Session:
         corrections: list[Correction] = []
         target = passage.targets[question_index]
         source = self.sources[passage.doc_id]
+        steer = self.steer(passage, target)
         valid = outcome.candidates
         for attempt in range(self.params.max_attempts):
             if valid and attempt >= self.candidates:
@@ -203,12 +228,12 @@ class Session:
                 outcome.reasons.append(self.failed[key])
                 return outcome
             else:
-                completion = on_miss(key, messages, attempt)
+                completion = on_miss(key, messages, attempt, steer)
                 if completion is None:
                     # the candidates still to come ask this same prompt whatever this answer
                     # says: a batch asks for them in the same round
                     for later in range(attempt + 1, self.candidates):
-                        on_miss(self.key(messages, question_index, later), messages, later)
+                        on_miss(self.key(messages, question_index, later), messages, later, steer)
                     outcome.not_asked = True
                     return outcome
             try:
@@ -223,6 +248,14 @@ class Session:
             chosen = valid[0] if aim is None else pick(valid, aim)
             outcome.answer = Answer(chosen.query, *target)
         return outcome
+
+    def steer(self, passage: Passage, target: tuple[int, int]) -> Steer | None:
+        """What the decoder holds a query about `target` to, for a provider that steers."""
+        if not steers(self.provider):
+            return None
+        evidence = passage.text[target[0] : target[1]]
+        strength = self.params.echo_penalty
+        return steer_for(passage.text, evidence, self.form, strength, self.specificity)
 
     def validate(
         self, completion: Completion, passage: Passage, target: tuple[int, int], asked: list[str]
@@ -254,7 +287,13 @@ class Session:
         estimate = estimate_tokens(request_text(self.system, messages), BUDGET_CHARS_PER_TOKEN)
         return self.budget.reserve(estimate, self.params.max_tokens, wait=wait)
 
-    def ask_now(self, key: str, messages: list[dict[str, str]], attempt: int) -> Completion | None:
+    def ask_now(
+        self,
+        key: str,
+        messages: list[dict[str, str]],
+        attempt: int,
+        steer: Steer | None = None,
+    ) -> Completion | None:
         """Ask the LLM and cache the answer at once; None when the run must not spend more."""
         if self.stop.is_set():
             return None
@@ -263,10 +302,12 @@ class Session:
             self.stop.set()
             return None
         try:
-            completion = self.provider.complete(self.system, messages, attempt=attempt)
+            extra = {} if steer is None else {"steer": steer}
+            completion = self.provider.complete(self.system, messages, attempt=attempt, **extra)
         except BaseException:
             self.budget.release(reservation)
             raise
         self.budget.settle(reservation, completion.input_tokens, completion.output_tokens)
+        self.measured.add(completion)
         self.cache.put(key, completion, provider=self.provider.name, model=self.provider.model)
         return completion

@@ -30,11 +30,11 @@ from goldenset.generation.pricing import (
     estimate_tokens,
 )
 from goldenset.generation.prompt import FORMS
-from goldenset.generation.session import Session, request_text
+from goldenset.generation.session import Measured, Session, request_text
 
 log = logging.getLogger("goldenset")
 
-HISTORY_FILE = "writer_history.json"  # beside the answers, so it travels with them (dvc push)
+HISTORY_FILE = "writer_history.json"  # beside the answers; .dvcignore keeps it out of the lock
 
 
 @dataclass
@@ -57,6 +57,7 @@ class GenerationStats:
     near_duplicates: int = 0  # dropped after generation (generate.duplicate_cosine)
     wall_s: float = 0.0
     ask_s: float = 0.0  # the walk that asks the LLM: what a request's seconds are measured by
+    measured: Measured | None = None  # per-request figures where the requests ran
 
     def count_spending(self, budget: Budget) -> None:
         """What the run paid for, and whether generate.max_usd stopped it."""
@@ -258,12 +259,25 @@ def summary_lines(stats: GenerationStats) -> list[str]:
         lines.append(
             f"generate: {invalid} invalid answers, asked again: {_reasons(stats.invalid_answers)}"
         )
+    if (measured := stats.measured) is not None and measured.seconds:
+        lines.append(per_request_line(measured))
     if stats.near_duplicates:
         lines.append(
             f"generate: {stats.near_duplicates} near-duplicate questions dropped "
             "(generate.duplicate_cosine; see the rejects file)"
         )
     return lines
+
+
+def per_request_line(measured: Measured) -> str:
+    """Each request's work where it ran: comparable across machines, unlike the run's time."""
+    n = measured.requests
+    steered = measured.steered_tokens / max(measured.output_tokens, 1)
+    return (
+        f"generate: a request evaluated {measured.evaluated_tokens / n:.0f} prompt tokens and "
+        f"generated {measured.output_tokens / n:.1f} in {measured.seconds / n:.2f} s; a decoding "
+        f"rule chose {steered:.1%} of the generated tokens"
+    )
 
 
 def budget_stop(stats: GenerationStats, max_usd: float | None) -> str | None:

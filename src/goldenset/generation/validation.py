@@ -348,10 +348,7 @@ def check_question(
         question = question[1:-1].strip()
     if "\n" in question:
         raise InvalidAnswer("several_questions", "the question spans several lines; give one")
-    if _PREAMBLE.match(question):
-        raise InvalidAnswer(
-            "preamble", "the question starts with a preamble; give only the question"
-        )
+    check_preamble(question)
     check_shape(question, form)
     asked_in, written_in = language_of(question), language_of(passage)
     if asked_in and written_in and asked_in != written_in:
@@ -359,33 +356,14 @@ def check_question(
             "wrong_language", "the question is not in the passage's language; ask in its language"
         )
     words = _words(question)
-    fewest = MIN_KEYWORD_WORDS if form is KEYWORDS else MIN_QUESTION_WORDS
+    fewest = fewest_words(form)
     if len(words) < fewest:
         raise InvalidAnswer("too_short", f"the {form.noun} has fewer than {fewest} words")
     if len(words) > MAX_QUESTION_WORDS or len(question) > MAX_QUESTION_CHARS:
         raise InvalidAnswer(
             "too_long", f"the {form.noun} is longer than {MAX_QUESTION_WORDS} words"
         )
-    if _REFERS_TO_SOURCE.search(question):
-        raise InvalidAnswer(
-            "refers_to_passage", "the question mentions the passage; it must stand on its own"
-        )
-    if match := _POINTS_INTO_SOURCE.search(question):
-        raise InvalidAnswer(
-            "refers_to_passage",
-            f"'{match.group()}' points at something only the passage names; name it instead",
-        )
-    if form is not QUESTION and (match := _AUTHORS.search(question)):
-        raise InvalidAnswer(
-            "refers_to_passage",
-            f"'{match.group()}' speaks as the document's authors; say what was found, or by whom",
-        )
-    check_unnamed_person(question)  # before the pronoun rule: a person gets the sharper reason
-    if pronoun := unresolved_pronoun(question):
-        raise InvalidAnswer(
-            "refers_to_passage",
-            f"'{pronoun}' refers to something the question does not name; name it instead",
-        )
+    check_references(question, form)
     if _shares_run(question, passage, COPIED_RUN_WORDS):
         raise InvalidAnswer(
             "copies_passage", "the question copies the passage word for word; use your own words"
@@ -393,6 +371,52 @@ def check_question(
     if any(_words(question) == _words(earlier) for earlier in asked):
         raise InvalidAnswer("repeats_question", "that question was already asked; ask another")
     return question
+
+
+def fewest_words(form: Form) -> int:
+    """The words a query of `form` needs at least (too_short below)."""
+    return MIN_KEYWORD_WORDS if form is KEYWORDS else MIN_QUESTION_WORDS
+
+
+def word_count(text: str) -> int:
+    return len(_words(text))
+
+
+def check_preamble(query: str) -> None:
+    """InvalidAnswer when the query opens with a preamble ("Sure", "Question 1:", a bullet)."""
+    if _PREAMBLE.match(query):
+        raise InvalidAnswer(
+            "preamble", "the question starts with a preamble; give only the question"
+        )
+
+
+def check_references(query: str, form: Form = QUESTION) -> None:
+    """InvalidAnswer when the query points into its source instead of naming what it asks
+    about: "the passage", "this protein", the authors' "we" (claims and keyword searches), an
+    unnamed "he" or "she", a pronoun with nothing to refer to.
+
+    A rule here is broken by a word once it is written, whatever follows, so the decoder
+    (steering.py) checks a partial answer with this same function."""
+    if _REFERS_TO_SOURCE.search(query):
+        raise InvalidAnswer(
+            "refers_to_passage", "the question mentions the passage; it must stand on its own"
+        )
+    if match := _POINTS_INTO_SOURCE.search(query):
+        raise InvalidAnswer(
+            "refers_to_passage",
+            f"'{match.group()}' points at something only the passage names; name it instead",
+        )
+    if form is not QUESTION and (match := _AUTHORS.search(query)):
+        raise InvalidAnswer(
+            "refers_to_passage",
+            f"'{match.group()}' speaks as the document's authors; say what was found, or by whom",
+        )
+    check_unnamed_person(query)  # before the pronoun rule: a person gets the sharper reason
+    if pronoun := unresolved_pronoun(query):
+        raise InvalidAnswer(
+            "refers_to_passage",
+            f"'{pronoun}' refers to something the question does not name; name it instead",
+        )
 
 
 def check_shape(query: str, form: Form) -> None:

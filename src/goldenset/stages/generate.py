@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from pydantic import Field
 
+from goldenset.core.echo import WindowIndex
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import StageParams
@@ -19,6 +21,13 @@ from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import GenerationResult, run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
+from goldenset.judge.selection import (
+    asked_for,
+    judged_probabilities,
+    keep_best,
+    pass_judge,
+    weights_digest,
+)
 
 log = logging.getLogger("goldenset")
 
@@ -70,8 +79,19 @@ def estimate(params: GenerateStage) -> None:
 def main(params: GenerateStage) -> None:
     settings = params.generate
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
+    asked = asked_for(settings.max_questions, settings.keep_share)
+    if asked > settings.max_questions:
+        log.info(
+            "generate: generate.keep_share=%g: asking %d questions to keep the judge's best %d "
+            "(%.1fx the requests of asking %d)",
+            settings.keep_share,
+            asked,
+            settings.max_questions,
+            asked / max(settings.max_questions, 1),
+            settings.max_questions,
+        )
     try:
-        result = generation(settings)
+        result = generation(settings.model_copy(update={"max_questions": asked}))
     finally:
         # one segment per run instead of one file per answer: DVC pushes one object per file
         AnswerCache(settings.cache_dir).pack()
@@ -81,9 +101,39 @@ def main(params: GenerateStage) -> None:
     if stopped:
         # a failing stage is not recorded in dvc.lock, so the next `dvc repro` runs it again
         raise GoldensetError(stopped)
-    write_jsonl(GOLDENSET, result.rows)
-    write_jsonl(REJECTS, result.rejects)
+    rows, rejects = result.rows, result.rejects
+    if asked > settings.max_questions and rows:
+        rows, rejects = select(rows, rejects, settings)
+    write_jsonl(GOLDENSET, rows)
+    write_jsonl(REJECTS, rejects)
     write_json(GENERATE_STATS, result.stats.record())
+
+
+def select(
+    rows: list[dict], rejects: list[dict], settings: GenerateParams
+) -> tuple[list[dict], list[dict]]:
+    """The judge's best generate.max_questions rows (judge/selection.py); the others join the
+    rejects as `not_selected`, with the judge's probability."""
+    documents, _ = read_documents(DOCUMENTS)
+    needed = {row["doc_id"] for row in rows}
+    indexes = {doc_id: WindowIndex.of(text) for doc_id, text in documents if doc_id in needed}
+    judge = pass_judge(indexes)
+    scores = judged_probabilities(rows, settings.cache_dir, weights_digest(), judge)
+    doc_ids = [row["doc_id"] for row in rows]
+    kept = set(keep_best(doc_ids, scores, settings.max_questions, settings.keep_share))
+    dropped = [
+        {**row, "reason": "not_selected", "judge_pass": round(float(scores[i]), 4)}
+        for i, row in enumerate(rows)
+        if i not in kept
+    ]
+    log.info(
+        "generate: the judge kept %d of %d questions (median P(pass) %.2f kept, %.2f dropped)",
+        len(kept),
+        len(rows),
+        float(np.median(scores[sorted(kept)])),
+        float(np.median([row["judge_pass"] for row in dropped])) if dropped else float("nan"),
+    )
+    return [row for i, row in enumerate(rows) if i in kept], rejects + dropped
 
 
 if __name__ == "__main__":

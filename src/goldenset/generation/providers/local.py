@@ -20,9 +20,11 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import Field
 
 from goldenset.core.errors import GoldensetError
@@ -38,6 +40,7 @@ from goldenset.generation.providers.registry import PROVIDERS, ProviderEntry, re
 
 if TYPE_CHECKING:
     from goldenset.generation.fields import GenerateFields
+    from goldenset.generation.steering import Decoded, Steer
 
 REPEAT_PENALTY = 1.1
 RETRY_TOP_K, RETRY_TOP_P, RETRY_MIN_P = 40, 0.95, 0.05
@@ -61,6 +64,7 @@ class LocalProvider:
     """
 
     name = "local"
+    steers = True  # its own token loop holds each answer to the query's rules (steering.py)
     max_concurrency = 1  # one llama.cpp context; calls are serialised by a lock anyway
 
     def __init__(self, params: GenerateFields) -> None:
@@ -77,6 +81,7 @@ class LocalProvider:
         # llama.cpp states after a prompt's leading pieces, most recently used last
         self._states: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
         self.evaluated_tokens = 0  # prompt tokens evaluated (not restored from a saved state)
+        self._word_starts: dict[str, list[int]] = {}  # word -> the tokens that begin it
 
     def identity(self) -> dict:
         local = self._params.local
@@ -84,6 +89,10 @@ class LocalProvider:
             model_id: dict = {"model_sha256": MODEL_SHA256}
         else:  # hashing a user's GGUF on every run costs seconds; name and size identify it
             model_id = {"model_size": self.model_path.stat().st_size}
+        # imported here: this module registers the provider, and the docs build imports it
+        # without the numerical stack
+        from goldenset.generation.steering import STEER_RULES
+
         return {
             "provider": self.name,
             "model": self.model,
@@ -97,7 +106,9 @@ class LocalProvider:
             "retry_min_p": RETRY_MIN_P,
             "repeat_penalty": REPEAT_PENALTY,
             "seed": self._params.seed,
-            "stop": "first line break",
+            "stop": "a whole query, or the first line break",
+            # the decoder's rules and echo penalty (steering.py) change the answers
+            "steer": {"rules": STEER_RULES, "echo_penalty": self._params.echo_penalty},
         }
 
     def load(self) -> None:
@@ -112,21 +123,35 @@ class LocalProvider:
             self._llm = None
             self._states.clear()
 
-    def complete(self, system: str, messages: list[dict[str, str]], *, attempt: int) -> Completion:
+    def complete(
+        self,
+        system: str,
+        messages: list[dict[str, str]],
+        *,
+        attempt: int,
+        steer: Steer | None = None,
+    ) -> Completion:
+        """steer: the rules and echo penalty the decoder holds this answer to (steering.py);
+        None decodes freely, stopping at the first line break."""
         if not messages or messages[-1].get("role") != "user":
             raise ValueError("messages must end with the user turn to answer")
         with self._lock:
+            started, evaluated = time.perf_counter(), self.evaluated_tokens
             self._ensure_loaded()
             chat = ([{"role": "system", "content": system}] if system else []) + list(messages)
             prompt = self._tokenize(self._template(messages=chat).prompt)
             self._check_fits(len(prompt))
             suffix = self._restore_pieces(prompt, self._piece_ends(chat, prompt))
-            self.evaluated_tokens += len(suffix)
-            tokens, truncated = self._generate(suffix, attempt)
-            text = self._llm.detokenize(tokens).decode("utf-8", errors="replace").strip()
-            text = text.split("\n", 1)[0]
+            self._evaluate(suffix)
+            decoded = self._decode(len(prompt), attempt, steer)
         return Completion(
-            text=text, input_tokens=len(prompt), output_tokens=len(tokens), truncated=truncated
+            text=decoded.text.strip().split("\n", 1)[0],
+            input_tokens=len(prompt),
+            output_tokens=len(decoded.tokens),
+            truncated=decoded.truncated,
+            evaluated_tokens=self.evaluated_tokens - evaluated,
+            steered_tokens=decoded.steered,
+            seconds=time.perf_counter() - started,
         )
 
     def _ensure_loaded(self) -> None:
@@ -221,31 +246,71 @@ class LocalProvider:
         self._llm.eval(tokens)
         self.evaluated_tokens += len(tokens)
 
-    def _generate(self, suffix: list[int], attempt: int) -> tuple[list[int], bool]:
-        """Decode until an end-of-generation token or max_tokens; True means it hit max_tokens."""
+    def _decode(self, prompt_tokens: int, attempt: int, steer: Steer | None) -> Decoded:
+        """Decode after the evaluated prompt: greedy on the first attempt, sampled (seeded by
+        the attempt) on retries, until a whole query, max_tokens or request_timeout (a rare
+        stall of the CPU backend: given up on, like an API timeout)."""
+        from goldenset.generation.steering import Sampling, Steer, decode
+
+        sampling = Sampling(
+            temperature=attempt_temperature(self._params.temperature, attempt),
+            top_k=RETRY_TOP_K,
+            top_p=RETRY_TOP_P,
+            min_p=RETRY_MIN_P,
+            repeat_penalty=REPEAT_PENALTY,
+            seed=(self._params.seed + attempt) % _SEED_SPACE,
+        )
+        model = _LlamaTokens(self._llm, prompt_tokens, self._word_tokens)
+        deadline = time.monotonic() + self._params.request_timeout
+        return decode(model, steer or Steer(None), sampling, self._params.max_tokens, deadline)
+
+    def _word_tokens(self, word: str) -> list[int]:
+        """The tokens that begin `word` as the model would write it: after a space or not,
+        lower-case or capitalised. A first token of fewer than 3 letters (" p") begins too many
+        other words to penalise."""
+        if word not in self._word_starts:
+            starts = set()
+            for form in (f" {word}", f" {word.capitalize()}", word, word.capitalize()):
+                first = self._llm.tokenize(form.encode("utf-8"), add_bos=False, special=False)[0]
+                piece = self._llm.detokenize([first]).decode("utf-8", errors="ignore").strip()
+                if len(piece) >= 3:
+                    starts.add(first)
+            self._word_starts[word] = sorted(starts)
+        return self._word_starts[word]
+
+
+class _LlamaTokens:
+    """steering.TokenModel over a llama.cpp context positioned after an evaluated prompt."""
+
+    def __init__(self, llm: Any, prompt_tokens: int, word_tokens: Any) -> None:
         import llama_cpp
 
-        llm = self._llm
-        temperature = attempt_temperature(self._params.temperature, attempt)
-        llm.set_seed((self._params.seed + attempt) % _SEED_SPACE)
-        vocab = llama_cpp.llama_model_get_vocab(llm.model)
-        if temperature == 0:
-            sampling: dict = {"temp": 0.0, "top_k": 1}
-        else:
-            sampling = {"temp": temperature, "top_k": RETRY_TOP_K, "top_p": RETRY_TOP_P}
-            sampling["min_p"] = RETRY_MIN_P
-        tokens: list[int] = []
-        deadline = time.monotonic() + self._params.request_timeout
-        for token in llm.generate(suffix, reset=False, repeat_penalty=REPEAT_PENALTY, **sampling):
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
-                return tokens, False
-            tokens.append(token)
-            if b"\n" in llm.detokenize([token]) and llm.detokenize(tokens).strip():
-                return tokens, False  # the answer is one line
-            # a rare stall of the CPU backend: give up on this answer, like an API timeout
-            if len(tokens) >= self._params.max_tokens or time.monotonic() > deadline:
-                return tokens, True
-        return tokens, True
+        self._llm = llm
+        self._prompt_tokens = prompt_tokens
+        self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        self.word_tokens = word_tokens
+
+    def logits(self) -> np.ndarray:
+        import llama_cpp
+
+        scores = llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
+        return np.ctypeslib.as_array(scores, shape=(self._llm.n_vocab(),))
+
+    def advance(self, token: int) -> None:
+        self._llm.eval([token])
+
+    def rewind(self, generated: int) -> None:
+        # the next eval drops the cache entries past n_tokens
+        self._llm.n_tokens = self._prompt_tokens + generated
+
+    def text(self, tokens: Sequence[int]) -> str:
+        # a character split across tokens shows once whole
+        return self._llm.detokenize(list(tokens)).decode("utf-8", errors="ignore")
+
+    def is_end(self, token: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self._vocab, token))
 
 
 def _fixed_turns(chat: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -140,7 +140,9 @@ class BatchRunner:
         cache miss recorded for the next batch instead of asked."""
         needed: dict[str, list[dict[str, str]]] = {}
 
-        def record(key: str, messages: list[dict[str, str]], attempt: int) -> Completion | None:
+        def record(
+            key: str, messages: list[dict[str, str]], attempt: int, steer: object = None
+        ) -> Completion | None:
             needed[key] = messages
             return None
 

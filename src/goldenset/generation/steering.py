@@ -1,0 +1,299 @@
+"""Decoding that writes what validation accepts: the local writer's own token loop.
+
+A request that validation rejects after the fact is paid in full (71% of the bundled model's
+requests were). The in-process writer can do better: it sees every next-token score, so it never
+picks a token that breaks a rule whatever follows, and it leans away from the passage's words.
+
+- **Shape** (validation.check_shape, check_preamble): no preamble; a question's one '?' comes
+  last and only after the words a query needs; a claim or a keyword search has none; the answer
+  ends (end of generation, a line break, a question's '?') only when it is a whole query.
+- **References** (validation.check_references, the very function validation runs): a word that
+  points into the source ("the passage", "this protein", an unnamed "he", a pronoun with nothing
+  to refer to) breaks its rule the moment it is complete, so it is checked then. Such a word is
+  taken back: the decoder rewinds to the token that began it, forbids that token there, and
+  decodes on (at most MAX_REWINDS times an answer; then validation has the last word).
+- **Echo**: the tokens that begin a content word of the passage lose `strength` logits, so the
+  model says the rest in other words. The evidence's distinctive terms (what check_specific asks a
+  question to keep: a rare word, a name, a number) stay free: penalising them would fight the
+  `vague` rule.
+
+Validation still checks every answer: it is the safety net, and its counts show what the decoder
+lets through. Nothing here knows llama.cpp: a `TokenModel` is what the loop needs of a model, so the
+loop is tested in memory and run by providers/local.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from goldenset.core.echo import content_words, distinctive_words, marked_terms
+from goldenset.generation.prompt import QUESTION, Form
+from goldenset.generation.validation import (
+    InvalidAnswer,
+    Specificity,
+    check_preamble,
+    check_references,
+    fewest_words,
+    word_count,
+)
+
+# bump when what the decoder forbids or penalises changes: it joins the writer's identity, so
+# the answer cache asks again
+STEER_RULES = 1
+MAX_REWINDS = 12  # words taken back per answer
+CANDIDATES = 64  # highest-scoring tokens considered at a step: a greedy pick rarely needs more
+REPEAT_LAST_N = 64  # llama.cpp's window for the repeat penalty, which this loop reproduces
+_CLOSING = "\"')] "  # may follow a question's '?'
+_WORD_END = re.compile(r"\w+$")
+_STEM_CHARS = 5  # as goldenset.core.echo: "histone" and "histones" are one term
+
+
+@dataclass(frozen=True)
+class Steer:
+    """What the decoder holds one answer to: the form's shape and the words to lean away from."""
+
+    form: Form | None  # None: no rule, the answer ends at its first line break
+    penalised: frozenset[str] = frozenset()  # content words whose first tokens lose `strength`
+    strength: float = 0.0
+
+
+def steer_for(
+    passage: str,
+    evidence: str,
+    form: Form,
+    strength: float,
+    specificity: Specificity | None = None,
+) -> Steer:
+    """The steer of a query about `evidence`, a sentence of `passage`: the passage's content
+    words are penalised, but for the evidence's distinctive terms (and words of their stem)."""
+    if specificity is None:
+        free = marked_terms(evidence)
+    else:
+        free = distinctive_words(evidence, specificity.rarity, specificity.max_share)
+    free_stems = {word[:_STEM_CHARS] for word in free}
+    penalised = {w for w in content_words(passage) if w[:_STEM_CHARS] not in free_stems}
+    return Steer(form, frozenset(penalised) if strength else frozenset(), strength)
+
+
+def shape_allows(text: str, form: Form | None) -> bool:
+    """Whether a partial answer can still become a query of `form`."""
+    if form is None:
+        return True
+    query = text.lstrip(_CLOSING)
+    marks = query.count("?")
+    if form is not QUESTION:
+        return marks == 0
+    if marks == 0:
+        return True
+    mark = query.index("?")
+    return marks == 1 and not query[mark + 1 :].strip(_CLOSING) and _long_enough(query, form)
+
+
+def is_whole(text: str, form: Form | None) -> bool:
+    """Whether the answer may end here: a query of its form's shape and length (without a
+    form, any text)."""
+    if form is None:
+        return bool(text.strip())
+    query = text.strip().strip(_CLOSING)
+    if not query or not shape_allows(query, form) or not _long_enough(query, form):
+        return False
+    return query.endswith("?") if form is QUESTION else True
+
+
+def _long_enough(query: str, form: Form) -> bool:
+    return word_count(query) >= fewest_words(form)
+
+
+def broken_rule(text: str, form: Form | None) -> str | None:
+    """The code of a rule the complete words of `text` already break, whatever follows."""
+    if form is None:
+        return None
+    query = text.lstrip(_CLOSING)
+    try:
+        check_preamble(query)
+        check_references(complete_words(query), form)
+    except InvalidAnswer as invalid:
+        return invalid.code
+    return None
+
+
+def complete_words(text: str) -> str:
+    """The text up to its last complete word: a word still being written is left off."""
+    return _WORD_END.sub("", text)
+
+
+class TokenModel(Protocol):
+    """What the decoder needs of a language model, positioned after the prompt."""
+
+    def logits(self) -> np.ndarray:
+        """The next token's scores (float32, one per vocabulary entry)."""
+        ...
+
+    def advance(self, token: int) -> None:
+        """Evaluate one generated token."""
+        ...
+
+    def rewind(self, generated: int) -> None:
+        """Forget every generated token after the first `generated`."""
+        ...
+
+    def text(self, tokens: Sequence[int]) -> str: ...
+
+    def is_end(self, token: int) -> bool:
+        """An end-of-generation token."""
+        ...
+
+    def word_tokens(self, word: str) -> Iterable[int]:
+        """The tokens that begin writing `word` (with or without a leading space, capitalised
+        or not)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Greedy at temperature 0, else llama.cpp's top-k, top-p, min-p and temperature."""
+
+    temperature: float = 0.0
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    seed: int = 0
+
+
+@dataclass
+class Decoded:
+    tokens: list[int]
+    text: str
+    truncated: bool  # stopped by max_tokens or the deadline, not by a whole query
+    steered: int = 0  # steps whose chosen token is not the one the scores alone would pick
+    rewinds: int = 0
+
+
+@dataclass
+class _Step:
+    scores: np.ndarray  # the model's scores before this step's token
+    banned: set[int] = field(default_factory=set)  # taken back here: not chosen again
+
+
+def decode(
+    model: TokenModel,
+    steer: Steer,
+    sampling: Sampling,
+    max_tokens: int,
+    deadline: float = float("inf"),
+) -> Decoded:
+    """One answer, token by token, that obeys `steer` (see the module's docstring)."""
+    rng = np.random.default_rng(sampling.seed)
+    bias = _bias(model, steer)
+    tokens: list[int] = []
+    steps: list[_Step] = []
+    steered = rewinds = 0
+    while len(tokens) < max_tokens and time.monotonic() <= deadline:
+        if len(steps) == len(tokens):
+            steps.append(_Step(model.logits().copy()))
+        step = steps[len(tokens)]
+        scores = _repeat_penalised(step.scores, tokens, sampling.repeat_penalty)
+        text = model.text(tokens)
+        token = _choose(model, scores + bias, text, tokens, step.banned, steer.form, sampling, rng)
+        if token is None:  # nothing may follow: validation names what is wrong
+            return Decoded(tokens, text, True, steered, rewinds)
+        steered += token != int(np.argmax(scores))
+        ends = model.is_end(token) or "\n" in model.text([*tokens, token])[len(text) :]
+        if not ends:
+            model.advance(token)
+            tokens.append(token)
+            text = model.text(tokens)
+        # a word is complete once something follows it, or the answer ends
+        if rewinds < MAX_REWINDS and broken_rule(text + " " if ends else text, steer.form):
+            start = _word_start_step(model, tokens, text)
+            steps[start].banned.add(tokens[start])
+            del tokens[start:], steps[start + 1 :]
+            model.rewind(start)
+            rewinds += 1
+            continue
+        if ends or (steer.form is QUESTION and text.rstrip(_CLOSING).endswith("?")):
+            return Decoded(tokens, text, False, steered, rewinds)  # the query is whole
+    return Decoded(tokens, model.text(tokens), True, steered, rewinds)
+
+
+def _bias(model: TokenModel, steer: Steer) -> np.ndarray | float:
+    if not steer.penalised or not steer.strength:
+        return 0.0
+    penalised = {token for word in steer.penalised for token in model.word_tokens(word)}
+    bias = np.zeros_like(model.logits())
+    bias[list(penalised)] = -steer.strength
+    return bias
+
+
+def _repeat_penalised(scores: np.ndarray, tokens: list[int], penalty: float) -> np.ndarray:
+    """llama.cpp's repeat penalty over the last REPEAT_LAST_N generated tokens: a score above 0
+    divided by it, one below multiplied."""
+    seen = list(set(tokens[-REPEAT_LAST_N:]))
+    if penalty == 1.0 or not seen:
+        return scores
+    scores = scores.copy()
+    found = scores[seen]
+    scores[seen] = np.where(found > 0, found / np.float32(penalty), found * np.float32(penalty))
+    return scores
+
+
+def _choose(
+    model: TokenModel,
+    scores: np.ndarray,
+    text: str,
+    tokens: list[int],
+    banned: set[int],
+    form: Form | None,
+    sampling: Sampling,
+    rng: np.random.Generator,
+) -> int | None:
+    """The token to write next: the best allowed one, or one sampled among the allowed."""
+    width = min(CANDIDATES if sampling.temperature == 0 else sampling.top_k, scores.size - 1)
+    top = np.argpartition(-scores, width)[:width]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    allowed = [
+        int(t) for t in top if t not in banned and _allows(model, text, tokens, int(t), form)
+    ]
+    if not allowed:
+        return None
+    if sampling.temperature == 0:
+        return allowed[0]
+    return _sample(scores[allowed], allowed, sampling, rng)
+
+
+def _allows(model: TokenModel, text: str, tokens: list[int], token: int, form: Form | None) -> bool:
+    if model.is_end(token):
+        return is_whole(text, form)
+    added = model.text([*tokens, token])[len(text) :]
+    if "\n" in added:
+        return is_whole(text + added.split("\n", 1)[0], form)
+    return shape_allows(text + added, form)
+
+
+def _sample(
+    scores: np.ndarray, allowed: list[int], sampling: Sampling, rng: np.random.Generator
+) -> int:
+    """top-p, min-p and temperature over the allowed tokens (already the top-k, best first)."""
+    probs = np.exp((scores - scores.max()) / sampling.temperature)
+    probs /= probs.sum()
+    keep = max(1, int(np.searchsorted(np.cumsum(probs), sampling.top_p)) + 1)
+    probs = probs[:keep]
+    probs = np.where(probs >= sampling.min_p * probs[0], probs, 0.0)
+    return allowed[int(rng.choice(len(probs), p=probs / probs.sum()))]
+
+
+def _word_start_step(model: TokenModel, tokens: list[int], text: str) -> int:
+    """The step whose token began the last complete word of `text`."""
+    words = complete_words(text.rstrip()).rstrip()
+    start = (match.start() if (match := _WORD_END.search(words)) else len(words)) or 0
+    for step in range(len(tokens), 0, -1):
+        if len(model.text(tokens[: step - 1])) <= start:
+            return step - 1
+    return 0

@@ -1,0 +1,59 @@
+"""Selection at the level of the set (judge/selection.py): over-asking, the judge's best kept,
+spread over documents, and the judge's readings cached."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from goldenset.judge.selection import (
+    JUDGED_FILE,
+    asked_for,
+    judged_probabilities,
+    keep_best,
+)
+
+
+def test_over_asking_fills_max_questions():
+    assert asked_for(180, 1.0) == 180
+    assert asked_for(180, 0.5) == 360
+    assert asked_for(100, 0.75) == 134
+
+
+def test_the_best_are_kept_in_their_order():
+    scores = np.array([0.1, 0.9, 0.5, 0.7, 0.3, 0.8])
+    assert keep_best(list("abcdef"), scores, 3, 0.5) == [1, 3, 5]
+
+
+def test_a_document_keeps_at_most_its_share():
+    # document a's questions are all better, but it keeps only half of its four
+    doc_ids = ["a", "a", "a", "a", "b", "b", "c", "c"]
+    scores = np.array([0.9, 0.95, 0.85, 0.8, 0.2, 0.3, 0.1, 0.4])
+    assert keep_best(doc_ids, scores, 4, 0.5) == [0, 1, 5, 7]
+
+
+def test_ties_go_to_the_earlier_row():
+    assert keep_best(list("abcd"), np.array([0.5, 0.5, 0.5, 0.5]), 2, 0.5) == [0, 1]
+
+
+def _rows(n):
+    return [
+        {"question": f"Does gene {i} matter?", "evidence": f"Gene {i} matters.", "doc_id": str(i)}
+        for i in range(n)
+    ]
+
+
+def test_the_judge_reads_each_row_once(tmp_path):
+    calls = []
+
+    def judge(frame: pd.DataFrame) -> np.ndarray:
+        calls.append(len(frame))
+        return np.linspace(0.1, 0.9, len(frame))
+
+    first = judged_probabilities(_rows(4), tmp_path, "w1", judge)
+    again = judged_probabilities(_rows(6), tmp_path, "w1", judge)
+    assert calls == [4, 2]  # only the two new rows
+    assert np.allclose(again[:4], first)
+    assert (tmp_path / JUDGED_FILE).is_file()
+    judged_probabilities(_rows(6), tmp_path, "w2", judge)  # refitted weights read anew
+    assert calls == [4, 2, 6]
