@@ -12,6 +12,7 @@ clock), one after the other in one process. Printed per strength, one JSON line:
 - `queries`: the kept queries with their evidence, for a blind strict review.
 
     PYTHONPATH=src python benchmarks/bench_steering.py --questions 60 --strengths 0 1.5 3
+    PYTHONPATH=src python benchmarks/bench_steering.py --strengths 3 --set subject_boost=1
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=60)
     parser.add_argument("--strengths", type=float, nargs="+", default=[0.0, 1.5, 3.0])
     parser.add_argument("--out", type=Path, help="also write every line to this JSONL file")
+    parser.add_argument(
+        "--set", action="append", default=[], help="a generate param for every run, KEY=VALUE"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from goldenset.corpus.ingest import ingest
@@ -135,6 +139,7 @@ def main() -> None:
 
     generate = yaml.safe_load((ROOT / "params.yaml").read_text())["generate"]
     generate["example_queries"] = str(ROOT / generate["example_queries"])
+    generate.update({k: yaml.safe_load(v) for k, v in (i.split("=", 1) for i in args.set)})
     found = ingest(ROOT / "data" / "docs", max_file_mb=20).documents
     documents = [(d.doc_id, d.text) for d in found]
     params = GenerateParams(**generate)

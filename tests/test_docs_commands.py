@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from goldenset.generation.providers.local_model import model_cache_dir
 from tests.conftest import ROOT
 from tests.doc_commands import Command, FileEdit, drift, output_lines, pattern, steps
 
@@ -41,8 +42,13 @@ def page_environment(home: Path) -> dict[str, str]:
         GIT_COMMITTER_NAME="reader",
         GIT_COMMITTER_EMAIL="reader@example.invalid",
         GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
+        GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(home),
+        # the one download a reader's machine already has: the bundled model, assembled once
+        GOLDENSET_MODEL_DIR=str(model_cache_dir()),
     )
-    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    # git's own defaults: a newcomer's first branch may be master, so a page names its branch
+    (home / ".gitconfig").write_text("")
     return env
 
 
@@ -118,7 +124,8 @@ def run_page(page: Path, folder: Path, state: Path, root: Path = ROOT) -> list[s
                 continue
             status, output = shell.run(step.text)
             where = f"{page.relative_to(root)}:{step.line} `$ {step.text.splitlines()[0]}`"
-            tail = "\n".join(output_lines(output)[-40:])
+            # DOCS_TAIL=200 shows more of a drifting command's output
+            tail = "\n".join(output_lines(output)[-(int(os.environ.get("DOCS_TAIL", "40"))) :])
             if status != step.exits:
                 problems.append(f"{where} exited {status}, the page says {step.exits}:\n{tail}")
                 break  # what follows depends on it

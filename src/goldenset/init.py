@@ -316,7 +316,10 @@ def generated_files(
     files = {
         "dvc.yaml": header + yaml.safe_dump(pipeline(source), sort_keys=False, width=4096),
         "params.yaml": params,
-        ".gitignore": "# outputs kept by DVC, not git\n" + "".join(f"/{o}\n" for o in outs),
+        ".gitignore": "# outputs kept by DVC, not git\n"
+        + "".join(f"/{o}\n" for o in outs)
+        + "# goldenset calibrate's vectors: `dvc add cache/calibrate` to share them\n"
+        + "/cache/calibrate\n",
         "examples/README.md": EXAMPLES_README,
     }
     # the plot templates dvc.yaml names: DVC looks for them in the repository's .dvc/plots/

@@ -68,7 +68,7 @@ class ToyModel:
         return token == 0
 
     def word_tokens(self, word: str):
-        return [i for i, p in enumerate(self.pieces) if p.strip().lower() == word]
+        return [i for i, p in enumerate(self.pieces) if p.strip().lower() == word.lower()]
 
 
 GREEDY = Sampling()
@@ -220,3 +220,14 @@ def test_rewinds_are_bounded():
     decoded = _decode(pieces, prefer, max_tokens=40)
     assert decoded.rewinds == MAX_REWINDS
     assert decoded.text.split()[1] == "this"  # then validation has the last word
+
+
+def test_the_subject_boost_makes_the_evidence_term_the_pick():
+    evidence = "TP53 loss drives tumour growth in mice."
+    pieces = ["Which", " gene", " TP53", " drives", " tumour", " growth", "?"]
+    prefer = [["Which"], [" gene", " TP53"], [" drives"], [" tumour"], [" growth"], ["?"]]
+    plain = steer_for(evidence, evidence, QUESTION, 0.0)
+    boosted = steer_for(evidence, evidence, QUESTION, 0.0, boost=2.0)
+    assert boosted.boosted == {"TP53"}
+    assert _decode(pieces, prefer, plain).text == "Which gene drives tumour growth?"
+    assert _decode(pieces, prefer, boosted).text == "Which TP53 drives tumour growth?"

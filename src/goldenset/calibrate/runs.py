@@ -3,8 +3,10 @@ functions the chunk, embed and score stages call (goldenset.chunking.configured,
 goldenset.embedding.sets, goldenset.scoring.configuration), in memory.
 
 The project's ingest and generate outputs (documents, golden set, query sets) are read once, and
-every run reads and fills the project's embedding cache, so a text already embedded by
-`dvc repro` (or an earlier calibration) is never embedded again. Scoring gives the rows of
+every run reads the project's embedding cache and fills calibrate's own beside it
+(CALIBRATE_CACHE, `cache/calibrate` by default: not a stage's output, so `dvc status` stays as
+it was; `dvc add` it to share it through a remote), so a text already embedded by `dvc repro`
+(or an earlier calibration) is never embedded again. Scoring gives the rows of
 data/results.parquet, one per (query set, retriever, question) with the question's value of
 each headline metric; those rows are what the views compare. Nothing is written but the cache,
 and, with a work folder, the chunk, embed and score stages' files of each run in turn.
@@ -47,6 +49,9 @@ from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import RETRIEVERS, fused_sections, load_retrievers, model_free
 from goldenset.scoring.tokens import document_token_starts
+
+# calibrate's own vectors, beside embed.cache_dir (a folder of the same parent)
+CALIBRATE_CACHE = "calibrate"
 
 
 def chunk_label(chunk: ChunkParams) -> str:
@@ -178,7 +183,10 @@ def run_configurations(
         *paths.RESULT_KEYS,
         *(metric for metric in dict.fromkeys(needed) if metric not in refused),
     ]
-    cache_dir = str((project / params.embed.cache_dir).resolve())
+    # calibrate reads the embed stage's vectors and writes its own beside them: the stage's
+    # cache is its output, and filling it would mark the pipeline changed (dvc status)
+    stage_cache = (project / params.embed.cache_dir).resolve()
+    cache_dir = str(stage_cache.parent / CALIBRATE_CACHE)
     check_upstream(project)
     documents, query_sets = read_upstream(project)
     params = anchored(params, project)
@@ -194,7 +202,7 @@ def run_configurations(
             started = time.perf_counter()
             if first or STRATEGIES[chunking.strategy].needs_tokenizer:  # by the model's tokenizer
                 chunks = chunk_corpus(documents, chunking, embed)[SCORED_CHUNK_COLUMNS]
-            embedded = embed_sets(embed, chunks, query_sets)
+            embedded = embed_sets(embed, chunks, query_sets, read_also=[stage_cache])
             inputs = ScoreInputs(
                 chunks,
                 embedded.vectors[CHUNK_VECTORS],

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -42,10 +44,35 @@ def read_bytes(path: str | Path, rev: str | None, repo: str) -> bytes:
         if rev is None:  # the workspace's file, whichever folder of the repository runs this
             return (Path(repo) / path).read_bytes()
         located, root = in_repository(path, repo)
+        check_revision(rev, root)
         with dvc.api.open(located, repo=root, rev=rev, mode="rb") as handle:
             return handle.read()
+    except GoldensetError:
+        raise
     except Exception as error:  # dvc raises many types (missing rev, file, cache); all mean this
         raise GoldensetError(f"cannot read {path} at {label(rev)}: {why_unread(error)}") from None
+
+
+def check_revision(rev: str, root: str) -> None:
+    """GoldensetError naming the nearest branches and tags when git knows no such revision: no
+    `dvc pull` brings back a branch that does not exist (`git init` may have named it master)."""
+    known = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    if known.returncode == 0:
+        return
+    refs = subprocess.run(
+        ["git", "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/tags"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    nearest = difflib.get_close_matches(rev, refs, n=3, cutoff=0.0) if refs else []
+    hint = f"nearest: {', '.join(nearest)}" if nearest else "the repository has no branch yet"
+    raise GoldensetError(f"unknown revision '{rev}': no branch, tag or commit of that name; {hint}")
 
 
 def why_unread(error: Exception) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +28,17 @@ def cache_key(model_identity: dict, prefix: str, text: str) -> bytes:
 
 
 class EmbeddingCache:
-    def __init__(self, directory: str | Path) -> None:
+    """Vectors by key, written to `directory`; `read_also`: folders whose vectors are read but
+    never written to (calibrate reads the embed stage's cache and fills its own)."""
+
+    def __init__(self, directory: str | Path, read_also: Sequence[str | Path] = ()) -> None:
         self.directory = Path(directory)
         self._rows: dict[bytes, np.ndarray] = {}
         for leftover in self.directory.glob("*.tmp"):  # a write cut short by a crash
             leftover.unlink()
-        for segment in sorted(self.directory.glob("*.npz")):
-            self._load_segment(segment)
+        for folder in [*map(Path, read_also), self.directory]:
+            for segment in sorted(folder.glob("*.npz")):
+                self._load_segment(segment)
 
     def _load_segment(self, path: Path) -> None:
         with np.load(path) as segment:

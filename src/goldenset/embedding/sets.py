@@ -3,8 +3,9 @@ the embed stage writes to data/embeddings and `goldenset calibrate` embeds for e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,11 +31,15 @@ class Embedded:
 
 
 def embed_sets(
-    settings: EmbedParams, chunks: pd.DataFrame, query_sets: Mapping[str, QuerySet]
+    settings: EmbedParams,
+    chunks: pd.DataFrame,
+    query_sets: Mapping[str, QuerySet],
+    read_also: Sequence[str | Path] = (),
 ) -> Embedded:
     """The chunks (chunk_id, text) and every query set's questions, embedded with settings'
-    model through its cache (embed.cache_dir); the ray engine encodes what the cache lacks."""
-    cache = EmbeddingCache(settings.cache_dir)
+    model through its cache (embed.cache_dir, and the caches `read_also` names, read only); the
+    ray engine encodes what the caches lack."""
+    cache = EmbeddingCache(settings.cache_dir, read_also)
     cached_before = len(cache)
     encode_missing = None
     if settings.engine == "ray":

@@ -43,6 +43,12 @@ class GenerateFields(Section):
         description="local: logits taken off the tokens that begin a passage word, but for "
         "its evidence's distinctive terms",
     )
+    subject_boost: float = Field(
+        0.0,
+        ge=0,
+        description="local: logits added to the tokens that begin the evidence's distinctive "
+        "terms (the words the vague rule asks a question to keep)",
+    )
     distinctive_share: float | None = Field(
         0.01,
         gt=0,

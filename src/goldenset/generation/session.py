@@ -254,8 +254,15 @@ class Session:
         if not steers(self.provider):
             return None
         evidence = passage.text[target[0] : target[1]]
-        strength = self.params.echo_penalty
-        return steer_for(passage.text, evidence, self.form, strength, self.specificity)
+        params = self.params
+        return steer_for(
+            passage.text,
+            evidence,
+            self.form,
+            params.echo_penalty,
+            self.specificity,
+            params.subject_boost,
+        )
 
     def validate(
         self, completion: Completion, passage: Passage, target: tuple[int, int], asked: list[str]

@@ -51,6 +51,7 @@ CANDIDATES = 64  # highest-scoring tokens considered at a step: a greedy pick ra
 REPEAT_LAST_N = 64  # llama.cpp's window for the repeat penalty, which this loop reproduces
 _CLOSING = "\"')] "  # may follow a question's '?'
 _WORD_END = re.compile(r"\w+$")
+_WRITTEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")  # a term as written (goldenset.core.echo)
 _STEM_CHARS = 5  # as goldenset.core.echo: "histone" and "histones" are one term
 
 
@@ -61,6 +62,8 @@ class Steer:
     form: Form | None  # None: no rule, the answer ends at its first line break
     penalised: frozenset[str] = frozenset()  # content words whose first tokens lose `strength`
     strength: float = 0.0
+    boosted: frozenset[str] = frozenset()  # the evidence's distinctive terms, as written
+    boost: float = 0.0  # logits their first tokens gain
 
 
 def steer_for(
@@ -69,16 +72,25 @@ def steer_for(
     form: Form,
     strength: float,
     specificity: Specificity | None = None,
+    boost: float = 0.0,
 ) -> Steer:
     """The steer of a query about `evidence`, a sentence of `passage`: the passage's content
-    words are penalised, but for the evidence's distinctive terms (and words of their stem)."""
+    words are penalised, but for the evidence's distinctive terms (and words of their stem),
+    which gain `boost`: the `vague` rule asks a question to keep one."""
     if specificity is None:
         free = marked_terms(evidence)
     else:
         free = distinctive_words(evidence, specificity.rarity, specificity.max_share)
     free_stems = {word[:_STEM_CHARS] for word in free}
     penalised = {w for w in content_words(passage) if w[:_STEM_CHARS] not in free_stems}
-    return Steer(form, frozenset(penalised) if strength else frozenset(), strength)
+    boosted = {term for term in _WRITTEN.findall(evidence) if term.lower() in free} if boost else ()
+    return Steer(
+        form,
+        frozenset(penalised) if strength else frozenset(),
+        strength,
+        frozenset(boosted),
+        boost,
+    )
 
 
 def shape_allows(text: str, form: Form | None) -> bool:
@@ -224,11 +236,13 @@ def decode(
 
 
 def _bias(model: TokenModel, steer: Steer) -> np.ndarray | float:
-    if not steer.penalised or not steer.strength:
+    if not (steer.penalised and steer.strength) and not (steer.boosted and steer.boost):
         return 0.0
-    penalised = {token for word in steer.penalised for token in model.word_tokens(word)}
     bias = np.zeros_like(model.logits())
+    penalised = {token for word in steer.penalised for token in model.word_tokens(word)}
     bias[list(penalised)] = -steer.strength
+    boosted = {token for term in steer.boosted for token in model.word_tokens(term)}
+    bias[list(boosted)] = steer.boost  # a term both penalised and boosted is the evidence's
     return bias
 
 

@@ -108,7 +108,11 @@ class LocalProvider:
             "seed": self._params.seed,
             "stop": "a whole query, or the first line break",
             # the decoder's rules and echo penalty (steering.py) change the answers
-            "steer": {"rules": STEER_RULES, "echo_penalty": self._params.echo_penalty},
+            "steer": {
+                "rules": STEER_RULES,
+                "echo_penalty": self._params.echo_penalty,
+                **({"subject_boost": boost} if (boost := self._params.subject_boost) else {}),
+            },
         }
 
     def load(self) -> None:
