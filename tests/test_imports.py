@@ -19,7 +19,7 @@ LAYERS = [
     ["corpus"],
     ["chunking", "embedding", "generation", "metrics"],
     ["judge", "scoring"],
-    ["audit", "calibrate", "compare"],
+    ["audit", "calibrate", "compare", "review"],
     ["stages", "params"],
     ["init", "example"],
     ["cli"],

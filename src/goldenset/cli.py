@@ -5,6 +5,7 @@ init [DIR] --docs PATH    this pipeline in a folder of your repository (and a CI
 estimate [DIR]            the requests, tokens, dollars and minutes the question writer would take
 compare [REV_A] [REV_B]   paired comparison of two runs, read through DVC (exit 1: regression)
 calibrate                 does the golden set rank configurations as the reference query sets do?
+review [DIR]              a person's verdicts on the golden set, in the browser (and its misses)
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def parser() -> argparse.ArgumentParser:
     add_estimate(commands)
     add_compare(commands)
     add_calibrate(commands)
+    add_review(commands)
     return main
 
 
@@ -179,6 +181,39 @@ def add_calibrate(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def add_review(commands: argparse._SubParsersAction) -> None:
+    rev = commands.add_parser(
+        "review",
+        help="review the golden set in the browser: your verdicts make it golden",
+        description="Serve the review page on 127.0.0.1: one question at a time in its "
+        "document, the evidence marked, a verdict under labels/RULE.md a key (p pass, a, b, x "
+        "both, n nonsense, s skip, u undo), first a seeded random sample (review.sample) with "
+        "its pass share, then the questions the judge is least sure of; and the questions a "
+        "retriever missed beside another's top passages. Verdicts go to review.folder/"
+        "verdicts.jsonl (git-tracked): score leaves out what you failed, the audit reports your "
+        "pass share. Reads the pipeline's outputs: run `dvc repro` first.",
+    )
+    _directory(rev, ".", "the pipeline's folder, where its params.yaml is (default: here)")
+    rev.add_argument("--port", type=int, default=8765, help="(default: 8765; 0: any free one)")
+    rev.add_argument("--open", action="store_true", help="open the page in the browser")
+    rev.add_argument(
+        "--labeller", help="your name in the verdict file (default: git config user.name)"
+    )
+    rev.add_argument(
+        "--refit",
+        action="store_true",
+        help="refit the judge with your verdicts beside the shipped labels (the bundled model "
+        "reads each, ~2 s), print the held-out AUC before and after, write review.folder/"
+        "judge.json for the audit, then exit",
+    )
+    rev.add_argument(
+        "--load",
+        type=Path,
+        metavar="FILE",
+        help="add the verdicts of a file in the schema of labels/*.jsonl, then exit",
+    )
+
+
 def add_init(commands: argparse._SubParsersAction) -> None:
     ini = commands.add_parser(
         "init",
@@ -262,6 +297,22 @@ def run_calibrate(args: argparse.Namespace) -> int:
         write_json(args.json, payload(calibration))
     write_json(project / CALIBRATION_PLOT, plot_rows(calibration))
     sys.stdout.write(render_markdown(calibration))
+    return 0
+
+
+def run_review(args: argparse.Namespace) -> int:
+    from goldenset.review.command import load_verdicts, project_at, serve_until_stopped
+
+    project = project_at(args.directory, args.labeller)
+    if args.load:
+        print(load_verdicts(project, args.load))
+        return 0
+    if args.refit:
+        from goldenset.review.command import refit_judge
+
+        sys.stdout.write(refit_judge(project))
+        return 0
+    serve_until_stopped(project, args.port, args.open)
     return 0
 
 
@@ -352,6 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "estimate": run_estimate,
             "example": run_example,
             "init": run_init,
+            "review": run_review,
         }
         return run[args.command](args)
     except DifferentQuestions as error:

@@ -55,6 +55,12 @@ EXAMPLES_README = """\
 Files named by `generate.example_queries` in params.yaml (a BEIR queries.jsonl of your users'
 queries, shown to the question writer as style examples) go here: a dep of the generate stage.
 """
+REVIEW_README = """\
+A person's verdicts on the golden set go here: `goldenset review` writes `verdicts.jsonl`, one
+line a question in the schema of labels/*.jsonl (commit it). The score stage leaves out the
+questions a person failed (review.leave_out_failed), the audit sets the person's pass share
+beside the judge's estimate. This folder is a dep of both (review.folder in params.yaml).
+"""
 EXTERNAL_README = """\
 Your own retriever goes here (retrievers.external in params.yaml): a module whose function is
 called as search(query_texts, chunk_ids, chunk_texts, k), or a TREC run file. This folder is a
@@ -321,6 +327,7 @@ def generated_files(
         + "# goldenset calibrate's vectors: `dvc add cache/calibrate` to share them\n"
         + "/cache/calibrate\n",
         "examples/README.md": EXAMPLES_README,
+        "review/README.md": REVIEW_README,
     }
     # the plot templates dvc.yaml names: DVC looks for them in the repository's .dvc/plots/
     for name in PLOT_TEMPLATES:

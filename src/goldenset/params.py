@@ -19,6 +19,7 @@ from goldenset.core.params import (
     validate_params,
 )
 from goldenset.generation.params import GenerateParams
+from goldenset.review.params import ReviewParams
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 
@@ -31,6 +32,7 @@ class Params(Section):
     score: ScoreParams = Field(default_factory=ScoreParams)
     audit: AuditParams = Field(default_factory=AuditParams)
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
+    review: ReviewParams = Field(default_factory=ReviewParams)
     calibrate: CalibrateParams | None = None
     compare: CompareParams | None = None
 

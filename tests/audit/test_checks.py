@@ -324,3 +324,38 @@ def test_the_audit_adds_the_document_views_chance_and_counts_its_flag():
     assert (
         "chance" not in run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}).metrics
     )
+
+
+def test_the_persons_share_sets_the_flag_once_there_are_enough_verdicts():
+    probabilities = pd.DataFrame(
+        {"answered": [0.9, 0.8, 0.1], "specific": [0.9, 0.9, 0.9], "pass": [0.8, 0.7, 0.0]}
+    )
+    judged = Acceptance(probabilities, {"answered": 0.85, "specific": 0.7, "pass": 0.8})
+    person = {"checked": 30, "passed": 12, "estimate": 0.4, "low": 0.25, "high": 0.58}
+    review = {
+        "person": {**person, "enough": True, "min_verdicts": 30},
+        "judge_against_person": {"questions": 30, "auc": 0.71},
+    }
+    audit = run_audit(
+        PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}, judged, None, review
+    )
+    flags = [flag for flag in audit.flags if flag.startswith(("judge:", "review:"))]
+    assert flags == [
+        "review: a person passed 40% [25%, 58%] of 30 questions drawn at random "
+        "(audit.min_pass_share 70%); the ones failed are not scored (review.leave_out_failed): "
+        "review the rest with `goldenset review`"
+    ]
+    report = render_report(audit, PARAMS)
+    assert "- a person: 12 of 30 questions drawn at random pass, 40% [25%, 58%]" in report
+    assert "ROC AUC 0.71 on this corpus" in report
+    assert audit.metrics["review"] == review
+    few = {**review, "person": {**review["person"], "checked": 9, "enough": False}}
+    audit = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}, judged, None, few)
+    (flag,) = [flag for flag in audit.flags if flag.startswith(("judge:", "review:"))]
+    assert flag.startswith("judge: an estimated 50% [")
+    assert "9 of review.min_verdicts 30 random-sample verdicts" in flag
+    passed = {**review, "person": {**review["person"], "estimate": 0.8}}
+    audit = run_audit(
+        PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}, judged, None, passed
+    )
+    assert not [flag for flag in audit.flags if flag.startswith(("judge:", "review:"))]

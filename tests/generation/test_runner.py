@@ -4,6 +4,8 @@ that no answer is paid for twice, retries of invalid answers, rejects, budget an
 from __future__ import annotations
 
 import ast
+import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +15,7 @@ import goldenset.generation
 from goldenset.core.echo import WindowIndex, echo
 from goldenset.core.echo import overlap as echo_overlap
 from goldenset.core.errors import GoldensetError
-from goldenset.corpus.queries import ExampleQuery
+from goldenset.corpus.queries import REFUSED_BECAUSE, ExampleQuery
 from goldenset.generation.aim import MIN_AIM_EXAMPLES, echo_aim, example_echoes
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.dedupe import repeated_questions
@@ -529,3 +531,36 @@ def test_without_aim_echo_examples_aim_nothing(tmp_path, server):
         DOCUMENTS, params, provider=provider, progress=False, aim_examples=aim_at(0.0)
     )
     assert result.stats.requests == 12 and not result.stats.invalid_answers
+
+
+def test_a_query_a_person_failed_is_asked_again_shown_as_refused(tmp_path, server, caplog):
+    params = settings(tmp_path)
+    first = generate(server, params)
+    failed = first.rows[2]
+    refused = {(failed["doc_id"], failed["evidence"]): [(failed["question"], REFUSED_BECAUSE["b"])]}
+    # the stand-in asks about the longest word (question_for): another asks about the next
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", failed["evidence"])}
+    other = f"What should I know about {sorted(words, key=lambda w: (-len(w), w))[1]}?"
+    # the writer repeats the refused query first (a repeat is invalid), then writes another
+    server.script_for(failed["evidence"], Reply(failed["question"]), Reply(other))
+    provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+    with caplog.at_level(logging.INFO, logger="goldenset"):  # the estimate counts it as new
+        run_generation(
+            DOCUMENTS, params, provider=provider, progress=False, refused=refused, ask=False
+        )
+    assert "12 questions over 12 passages, 1 not in the cache yet" in caplog.text
+    before = len(server.hits)
+    again = run_generation(DOCUMENTS, params, provider=provider, progress=False, refused=refused)
+    asked = server.hits[before:]
+    assert len(asked) == 2  # only the refused sentence is asked again: the rest is cached
+    assert all(REFUSED_BECAUSE["b"] in hit.last_turn for hit in asked[:1])
+    assert asked[1].last_turn.startswith("That question cannot be used")
+    replaced = next(row for row in again.rows if row["evidence"] == failed["evidence"])
+    assert replaced["question"] == other
+    assert [row for row in again.rows if row is not replaced] == [
+        row for row in first.rows if row["qid"] != failed["qid"]
+    ]
+    rerun = run_generation(DOCUMENTS, params, provider=provider, progress=False, refused=refused)
+    assert rerun.stats.requests == 0 and rerun.rows == again.rows  # every paid answer kept
+    plain = generate(server, params)  # without the refusals: the first run's answers, cached
+    assert plain.rows == first.rows and plain.stats.requests == 0

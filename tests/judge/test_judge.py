@@ -17,7 +17,9 @@ from goldenset.core.params import AuditParams
 from goldenset.judge.features import FEATURES, question_features, rarest_word
 from goldenset.judge.model import (
     CRITERIA,
+    FAILS,
     Judge,
+    accepted,
     cross_validated_auc,
     fit_criterion,
     judge_json,
@@ -25,7 +27,7 @@ from goldenset.judge.model import (
 )
 from goldenset.judge.reader import Reader
 from goldenset.judge.referee import REFEREE, load_referee
-from goldenset.judge.validate import FAILS, accepted, corpus_indexes, validate
+from goldenset.judge.validate import corpus_indexes, validate
 from goldenset.testing.dvc_project import ROOT
 
 VAGUE = [

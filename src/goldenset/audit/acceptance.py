@@ -4,14 +4,14 @@ estimated on a seeded sample of them by the judge fitted on the labels (goldense
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pandas as pd
 
 from goldenset.audit.checks import Acceptance
 from goldenset.core.echo import WindowFrequency, WindowIndex
-from goldenset.core.params import AuditParams
 from goldenset.judge.features import question_features
-from goldenset.judge.model import load_judge
+from goldenset.judge.model import WEIGHTS, load_judge
 from goldenset.judge.reader import Reader
 from goldenset.judge.referee import load_referee
 
@@ -24,12 +24,15 @@ def judged_rows(questions: int, sample: int | None, seed: int) -> list[int]:
 
 
 def estimate_acceptance(
-    golden: pd.DataFrame, documents: dict[str, WindowIndex], params: AuditParams
+    golden: pd.DataFrame,
+    documents: dict[str, WindowIndex],
+    rows: list[int],
+    weights: Path = WEIGHTS,
 ) -> Acceptance:
-    """The packaged judge's probabilities for the golden set's judged rows (the referee model
+    """The packaged judge's probabilities for the golden set's rows of `rows` (the referee model
     embeds questions and evidence sentences, the bundled model reads each pair)."""
-    model = load_judge()
-    rows = golden.iloc[judged_rows(len(golden), params.judge_sample, params.seed)]
+    model = load_judge(weights)
+    rows = golden.iloc[rows]
     rarity = WindowFrequency(documents.values())
     features = question_features(rows, documents, rarity, load_referee(), Reader().read)
     aucs = {name: criterion.auc for name, criterion in model.models.items()}

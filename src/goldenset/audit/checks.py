@@ -164,13 +164,15 @@ def run_audit(
     references: Mapping[str, list[float] | None],
     acceptance: Acceptance | None = None,
     chance: ChanceLimit | None = None,
+    review: dict | None = None,
 ) -> Audit:
     """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
 
     references: every reference set's echoes by its label (reference_echoes), the yardstick
     first (real queries; labelled questions where there are none). acceptance: the judge's
     probabilities (None: no estimate of the strict pass share). chance: the chance levels of the
-    document view, flagged above the limit (None: not computed)."""
+    document view, flagged above the limit (None: not computed). review: a person's pass share
+    and the judge against the person (goldenset.review.pipeline; None: no verdict)."""
     questions = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
     pairs = list(zip(questions["question"], questions["evidence"].astype(str), strict=True))
@@ -207,6 +209,8 @@ def run_audit(
     }
     if acceptance is not None:
         metrics["judge"] = judge_estimates(acceptance, params)
+    if review is not None:
+        metrics["review"] = review
     for name, echoes in references.items():
         if echoes is not None:
             metrics[name] = _reference_echoes(echoes, params.echo_threshold)
@@ -305,15 +309,7 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
             f"echo: median {ours:.2f}, {against.replace('_', ' ')} {theirs:.2f} "
             f"(audit.echo_median_tolerance {params.echo_median_tolerance}): the golden set {effect}"
         )
-    passing = metrics.get("judge", {}).get("pass")
-    if passing and passing["estimate"] is not None and passing["estimate"] < params.min_pass_share:
-        trust = "trusted" if passing["trusted"] else f"below {TRUSTED_AUC} to be trusted"
-        flags.append(
-            f"judge: an estimated {passing['estimate']:.0%} [{passing['low']:.0%}, "
-            f"{passing['high']:.0%}] of questions would pass a strict reviewer "
-            f"(audit.min_pass_share {params.min_pass_share:.0%}; the judge ranks held-out "
-            f"labels at ROC AUC {passing['auc']:.2f}, {trust}): read the least likely below"
-        )
+    flags += _acceptance_flags(metrics, params)
     definitional = metrics["definitional_share"]
     if definitional is not None and definitional > params.max_definitional_share:
         flags.append(
@@ -328,6 +324,38 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
     return flags
 
 
+def _acceptance_flags(metrics: dict, params: AuditParams) -> list[str]:
+    """The strict pass share below audit.min_pass_share: the person's, once enough random-sample
+    verdicts exist (review.min_verdicts), else the judge's estimate."""
+    person = metrics.get("review", {}).get("person", {})
+    if person.get("enough"):
+        if person["estimate"] >= params.min_pass_share:
+            return []
+        return [
+            f"review: a person passed {person['estimate']:.0%} [{person['low']:.0%}, "
+            f"{person['high']:.0%}] of {person['checked']} questions drawn at random "
+            f"(audit.min_pass_share {params.min_pass_share:.0%}); the ones failed are not "
+            "scored (review.leave_out_failed): review the rest with `goldenset review`"
+        ]
+    passing = metrics.get("judge", {}).get("pass")
+    if not passing or passing["estimate"] is None or passing["estimate"] >= params.min_pass_share:
+        return []
+    trust = "trusted" if passing["trusted"] else f"below {TRUSTED_AUC} to be trusted"
+    until = (
+        f"; {person['checked']} of review.min_verdicts {person['min_verdicts']} random-sample "
+        "verdicts, after which the person's share sets this flag"
+        if person
+        else ""
+    )
+    return [
+        f"judge: an estimated {passing['estimate']:.0%} [{passing['low']:.0%}, "
+        f"{passing['high']:.0%}] of questions would pass a strict reviewer "
+        f"(audit.min_pass_share {params.min_pass_share:.0%}; the judge ranks held-out "
+        f"labels at ROC AUC {passing['auc']:.2f}, {trust}{until}): read the least likely below, "
+        "or review them (`goldenset review`)"
+    ]
+
+
 def render_report(audit: Audit, params: AuditParams) -> str:
     """Markdown a person reads: the figures, the flags, the worst echoes, the duplicates, and a
     seeded random sample of questions with their evidence."""
@@ -336,6 +364,8 @@ def render_report(audit: Audit, params: AuditParams) -> str:
     lines += [f"| {name} | {value} |" for name, value in _flatten(audit.metrics)]
     lines += ["", "## Flags", ""]
     lines += [f"- {flag}" for flag in audit.flags] or ["None."]
+    if "review" in audit.metrics:
+        lines += ["", "## A person's review", "", *_review_lines(audit.metrics)]
     lines += ["", f"## Worst echoes (top {params.sample_size} by echo)", ""]
     worst = q.sort_values(["echo", "overlap_evidence", "qid"], ascending=[False, False, True])
     lines += _question_blocks(worst.head(params.sample_size))
@@ -357,6 +387,30 @@ def render_report(audit: Audit, params: AuditParams) -> str:
     picked = sorted(rng.sample(range(len(q)), min(params.sample_size, len(q))))
     lines += _question_blocks(q.iloc[picked])
     return "\n".join(lines) + "\n"
+
+
+def _review_lines(metrics: dict) -> list[str]:
+    """The person's pass share beside the judge's estimate, and the judge ranked against the
+    person on this corpus."""
+    person, against = metrics["review"]["person"], metrics["review"]["judge_against_person"]
+    lines = [
+        f"- a person: {person['passed']} of {person['checked']} questions drawn at random pass, "
+        f"{person['estimate']:.0%} [{person['low']:.0%}, {person['high']:.0%}]"
+        if person["checked"]
+        else "- a person: no verdict on a question drawn at random yet"
+    ]
+    passing = metrics.get("judge", {}).get("pass")
+    if passing:
+        lines.append(
+            f"- the judge: an estimated {passing['estimate']:.0%} [{passing['low']:.0%}, "
+            f"{passing['high']:.0%}] on its sample of {metrics['judge']['judged']}"
+        )
+    if against["auc"] is not None:
+        lines.append(
+            f"- the judge's P(pass) against the person's verdicts on the {against['questions']} "
+            f"questions both read: ROC AUC {against['auc']:.2f} on this corpus"
+        )
+    return lines
 
 
 def _question_blocks(rows: pd.DataFrame) -> list[str]:

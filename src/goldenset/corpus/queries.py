@@ -9,7 +9,7 @@ depends on a path a fresh clone may lack.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,24 +174,62 @@ def read_example_queries(value: str | list[str] | None) -> list[str]:
     return [example.text for example in read_examples(value)]
 
 
+# (doc_id, evidence sentence) -> the (query, why) pairs a person failed for that sentence
+Refused = Mapping[tuple[str, str], list[tuple[str, str]]]
+# what the writer is told of a query a person failed, by failure kind (labels/RULE.md)
+REFUSED_BECAUSE = {
+    "a": "a reviewer found that the marked sentence does not answer it",
+    "b": "a reviewer found that it does not name its subject well enough to find its document",
+    "both": "a reviewer found that the marked sentence does not answer it, and that it does not "
+    "name its subject well enough to find its document",
+    "nonsense": "a reviewer found it meaningless",
+}
+
+
+def read_refused(value: str | None) -> Refused:
+    """generate.failed_queries: (doc_id, evidence sentence) -> the (query, why) pairs a person
+    failed for that sentence, from a verdict file in examples/ (labels/*.jsonl's schema)."""
+    if value is None:
+        return {}
+    path = _in_examples(Path(value), "generate.failed_queries", "a verdict file, or null")
+    refused: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for row in read_jsonl(
+        path,
+        lambda row, _: row if row["verdict"] in ("pass", "fail") else row["no verdict"],
+        lambda number: (
+            f"generate.failed_queries: {path} line {number} is not a verdict "
+            "(labels/*.jsonl's schema: `goldenset review` writes them)"
+        ),
+    ):
+        if row["verdict"] == "fail":
+            key = (str(row["doc_id"]), str(row["evidence"]).strip())
+            refused.setdefault(key, []).append((row["question"], REFUSED_BECAUSE[row["failed"]]))
+    return refused
+
+
+def _in_examples(path: Path, param: str, expected: str) -> Path:
+    # a DVC dependency cannot follow a param that may be a list or null, so files live in one
+    # folder that always is one: editing the file then re-runs the stage
+    if not path.resolve().is_relative_to(Path(EXAMPLES_DIR).resolve()):
+        raise GoldensetError(
+            f"{param}: {path} is outside {EXAMPLES_DIR}/, the folder the generate stage depends "
+            f"on: move the file into {EXAMPLES_DIR}/"
+        )
+    if not path.is_file():
+        raise GoldensetError(f"{param}: {path} is not a file ({expected})")
+    return path
+
+
 def read_examples(value: str | list[str] | None) -> list[ExampleQuery]:
     """generate.example_queries: texts as given, or the lines of a BEIR queries.jsonl, each
     with the doc_id of the document that answers it when the line names one."""
     if value is None or isinstance(value, list):
         return [ExampleQuery(text) for text in value or []]
-    path = Path(value)
-    # a DVC dependency cannot follow a param that may be a list or null, so files live in one
-    # folder that always is one: editing the file then re-runs the stage
-    if not path.resolve().is_relative_to(Path(EXAMPLES_DIR).resolve()):
-        raise GoldensetError(
-            f"generate.example_queries: {path} is outside {EXAMPLES_DIR}/, the folder the "
-            f"generate stage depends on: move the file into {EXAMPLES_DIR}/"
-        )
-    if not path.is_file():
-        raise GoldensetError(
-            f"generate.example_queries: {path} is not a file (give a BEIR queries.jsonl, "
-            "a list of query texts, or null)"
-        )
+    path = _in_examples(
+        Path(value),
+        "generate.example_queries",
+        "give a BEIR queries.jsonl, a list of query texts, or null",
+    )
     return read_jsonl(
         path,
         lambda query, _: ExampleQuery(

@@ -63,6 +63,11 @@ class GenerateFields(Section):
     )
     example_queries: ExampleQueries = None
     example_count: int = Field(5, ge=0, description="how many example queries the prompt shows")
+    failed_queries: str | None = Field(
+        None,
+        description="a verdict file in examples/ (a copy of review/verdicts.jsonl): the sentences "
+        "of its failed queries are asked again, each failed query shown as refused; null: off",
+    )
     form: Literal["auto", "question", "claim", "keywords"] = Field(
         "question",
         description="what the writer writes; auto: the form most example queries take "

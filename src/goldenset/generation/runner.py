@@ -23,7 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from goldenset.core.echo import WindowFrequency, WindowIndex
-from goldenset.corpus.queries import ExampleQuery
+from goldenset.corpus.queries import ExampleQuery, Refused
 from goldenset.generation.aim import MIN_AIM_EXAMPLES, example_echoes
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.interface import Provider
@@ -63,6 +63,7 @@ def run_generation(
     titles: Mapping[str, str] | None = None,
     aim_examples: Sequence[ExampleQuery] = (),
     ask: bool = True,
+    refused: Refused | None = None,
 ) -> GenerationResult:
     """Questions for passages sampled from (doc_id, text) documents, per generate.* params.
 
@@ -71,6 +72,8 @@ def run_generation(
     titles: doc_id -> title; no question is about a document's title, and the writer sees it
     (generate.show_title).
     aim_examples: real queries whose echoes each question aims at (generate.aim_echo, aim.py).
+    refused: (doc_id, evidence sentence) -> the (query, why) pairs a person failed for it
+    (generate.failed_queries): that sentence is asked again, each shown as refused.
 
     provider: None builds the one generate.provider names, and only when there is a passage to ask
     about. ask=False stops after the estimate of what the run would take: nothing is asked.
@@ -96,7 +99,7 @@ def run_generation(
     provider = provider or make_provider(params)
     price = run_price(provider, params)
     stats.price_known = price is not None
-    session = setup.session(provider, price, example_queries, aim_examples)
+    session = setup.session(provider, price, example_queries, aim_examples, refused)
     stats.form = session.form.name
     announce(session, passages, price)
     if not ask:
@@ -138,6 +141,7 @@ class Setup:
         price: Price | None = None,
         example_queries: Sequence[str] = (),
         aim_examples: Sequence[ExampleQuery] = (),
+        refused: Refused | None = None,
     ) -> Session:
         params = self.params
         share = params.distinctive_share
@@ -151,6 +155,7 @@ class Setup:
             None if share is None else Specificity(self.rarity, share),
             aims(aim_examples, self.sources, params),
             self.titles,
+            refused,
         )
 
 

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from goldenset.core.echo import WindowIndex, echo
+from goldenset.corpus.queries import Refused
 from goldenset.generation.aim import echo_aim
 from goldenset.generation.cache import AnswerCache, answer_key
 from goldenset.generation.interface import Completion, Provider, steers
@@ -134,8 +135,10 @@ class Session:
         specificity: Specificity | None = None,
         aims: np.ndarray | None = None,
         titles: Mapping[str, str] | None = None,
+        refused: Refused | None = None,
     ) -> None:
         self.params = params
+        self.refused = refused or {}  # what a person failed, by (doc_id, evidence sentence)
         self.aims = aims  # the example queries' echoes a question's aim is drawn from (aim.py)
         chosen = params.form
         self.form = FORMS[users_form(example_queries) if chosen == "auto" else chosen]
@@ -185,8 +188,13 @@ class Session:
     def first_request(self, passage: Passage) -> tuple[list[dict[str, str]], str]:
         """The messages and cache key of a passage's first question at its first attempt, as
         ask_question builds them."""
-        messages = self.messages(passage, passage.targets[0])
+        target = passage.targets[0]
+        messages = self.messages(passage, target, corrections=self.refused_for(passage, target))
         return messages, self.key(messages, 0, 0)
+
+    def refused_for(self, passage: Passage, target: tuple[int, int]) -> list[tuple[str, str]]:
+        """A person's failed queries for this sentence, with why (generate.failed_queries)."""
+        return self.refused.get((passage.doc_id, passage.text[slice(*target)].strip()), [])
 
     def messages(
         self,
@@ -213,12 +221,15 @@ class Session:
         corrections: list[Correction] = []
         target = passage.targets[question_index]
         source = self.sources[passage.doc_id]
+        # a person's failed queries for this sentence: shown as refused from the first ask,
+        # and a repeat of one is invalid
+        refused = self.refused_for(passage, target)
         steer = self.steer(passage, target)
         valid = outcome.candidates
         for attempt in range(self.params.max_attempts):
             if valid and attempt >= self.candidates:
                 break
-            shown = shown_corrections(corrections, attempt, self.uncorrected)
+            shown = refused + shown_corrections(corrections, attempt, self.uncorrected)
             messages = self.messages(passage, target, asked, shown)
             key = self.key(messages, question_index, attempt)
             completion = self.cache.get(key)
@@ -237,7 +248,9 @@ class Session:
                     outcome.not_asked = True
                     return outcome
             try:
-                query = self.validate(completion, passage, target, asked)
+                query = self.validate(
+                    completion, passage, target, [*asked, *(query for query, _ in refused)]
+                )
                 valid.append(Candidate(query, echo(query, source), attempt))
             except InvalidAnswer as invalid:
                 outcome.reasons.append((invalid.code, invalid.detail))

@@ -23,6 +23,21 @@ CRITERIA = ("answered", "specific", "pass")
 TRUSTED_AUC = 0.8  # below it a criterion's probabilities may be reported, never acted on
 WEIGHTS = Path(__file__).with_name("weights.json")
 REGULARISATION = 1.0  # scikit-learn's C: the labels are few, the features standardised
+FOLDS, REPEATS, SEED = 5, 20, 0  # the cross-validation every AUC of the judge is held out by
+# the shipped labels' features (and failures, collections), written beside the weights by
+# `python -m goldenset.judge.validate`: a team's refit fits them beside its verdicts
+LABELLED_FEATURES = WEIGHTS.with_name("labelled_features.parquet")
+# the failure kinds of labels/README.md that fail each criterion
+FAILS = {
+    "answered": {"a", "both", "nonsense"},
+    "specific": {"b", "both", "nonsense"},
+    "pass": {"a", "b", "both", "nonsense"},
+}
+
+
+def accepted(labels: pd.DataFrame, criterion: str) -> np.ndarray:
+    """1 where a label accepts the question on the criterion."""
+    return (~labels["failed"].isin(FAILS[criterion])).to_numpy(np.int64)
 
 
 @dataclass(frozen=True)

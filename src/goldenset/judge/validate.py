@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from goldenset.core.echo import WindowFrequency, WindowIndex
@@ -21,9 +20,14 @@ from goldenset.corpus.ingest import ingest
 from goldenset.judge.features import FEATURES, Embed, Read, question_features
 from goldenset.judge.model import (
     CRITERIA,
+    FOLDS,
+    LABELLED_FEATURES,
+    REPEATS,
+    SEED,
     TRUSTED_AUC,
     WEIGHTS,
     Judge,
+    accepted,
     cross_validated_auc,
     fit_criterion,
     held_out_probabilities,
@@ -33,7 +37,6 @@ from goldenset.judge.reader import Reader
 from goldenset.judge.referee import REFEREE, load_referee
 
 log = logging.getLogger("goldenset")
-FOLDS, REPEATS, SEED = 5, 20, 0
 # goldenset's own repository, not a pipeline's files: each label file and the corpus its
 # questions were written from
 JUDGE_LABELS = {
@@ -42,17 +45,6 @@ JUDGE_LABELS = {
     Path("labels/claims.jsonl"): Path("data/docs"),  # claims: the reader asks "does it state it"
 }
 JUDGE_REPORT = Path("reports/judge.md")
-# the failure kinds of labels/README.md that fail each criterion
-FAILS = {
-    "answered": {"a", "both", "nonsense"},
-    "specific": {"b", "both", "nonsense"},
-    "pass": {"a", "b", "both", "nonsense"},
-}
-
-
-def accepted(labels: pd.DataFrame, criterion: str) -> np.ndarray:
-    """1 where a label accepts the question on the criterion."""
-    return (~labels["failed"].isin(FAILS[criterion])).to_numpy(np.int64)
 
 
 def corpus_indexes(corpus: Path) -> dict[str, WindowIndex]:
@@ -144,8 +136,24 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--features", type=Path, help="also write every label with its features")
+    parser.add_argument(
+        "--verdicts",
+        type=Path,
+        help="a team's verdicts (labels/*.jsonl's schema): refit with them beside the shipped "
+        "labels instead, and report the AUC held out on them before and after",
+    )
+    parser.add_argument(
+        "--documents", type=Path, default=Path("data/documents.parquet"), help="their corpus"
+    )
+    parser.add_argument("--out", type=Path, default=Path("review/judge.json"))
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.verdicts:
+        from goldenset.judge.refit import refit_with
+
+        documents = pd.read_parquet(args.documents, columns=["doc_id", "text"])
+        print(refit_with(read_jsonl(args.verdicts), documents, args.out))
+        return
     referee, read = load_referee(), Reader().read
     rows = pd.concat(
         [labelled_features(path, corpus, referee, read) for path, corpus in JUDGE_LABELS.items()],
@@ -155,6 +163,8 @@ def main() -> None:
         rows.to_json(args.features, orient="records", lines=True, force_ascii=False)
     judge, report = validate(rows)
     write_atomically(WEIGHTS, judge_json(judge))
+    # what a team's refit fits beside its verdicts (goldenset.judge.refit), without labels/
+    rows[[*FEATURES, "failed", "collection"]].to_parquet(LABELLED_FEATURES, index=False)
     write_atomically(JUDGE_REPORT, report)
     print(report)
 

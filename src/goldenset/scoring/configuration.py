@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -129,6 +130,21 @@ def read_score_inputs(
         load_retrievers(retrievers),
         chunked,
     )
+
+
+def without_questions(inputs: ScoreInputs, qids: Collection[str]) -> ScoreInputs:
+    """The inputs less the golden set's questions of `qids` (a person failed them), and their
+    vectors."""
+    sets, vectors = dict(inputs.query_sets), dict(inputs.query_vectors)
+    for name, found in inputs.query_sets.items():
+        if not found.entry.golden or name not in vectors:
+            continue
+        sets[name] = found.without(qids)
+        kept = np.array([qid not in qids for qid in found.qids], dtype=bool)
+        vectors[name] = vectors[name][kept]
+        if not kept.any():
+            del vectors[name]
+    return replace(inputs, query_sets=sets, query_vectors=vectors)
 
 
 @dataclass(frozen=True)

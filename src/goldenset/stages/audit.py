@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pandas as pd
 from pydantic import Field
 
-from goldenset.audit.acceptance import estimate_acceptance
+from goldenset.audit.acceptance import estimate_acceptance, judged_rows
 from goldenset.audit.checks import (
+    Acceptance,
     ChanceLimit,
     document_indexes,
     echo_quantile_rows,
@@ -20,7 +22,7 @@ from goldenset.audit.checks import (
     run_audit,
 )
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import write_atomically, write_json
+from goldenset.core.files import write_atomically, write_json, write_parquet
 from goldenset.core.params import AuditParams, StageParams
 from goldenset.core.paths import (
     AUDIT_METRICS,
@@ -29,10 +31,14 @@ from goldenset.core.paths import (
     ECHO_PLOT,
     EMBEDDINGS,
     GENERATE_STATS,
+    JUDGED,
 )
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.querysets import read_query_sets
+from goldenset.judge.model import WEIGHTS
+from goldenset.review.params import ReviewParams
+from goldenset.review.pipeline import read_review, refitted_judge, review_metrics
 from goldenset.scoring.params import ScoreParams
 
 log = logging.getLogger("goldenset")
@@ -41,6 +47,7 @@ log = logging.getLogger("goldenset")
 class AuditStage(StageParams):
     audit: AuditParams = Field(default_factory=AuditParams)
     score: ScoreParams = Field(default_factory=ScoreParams)
+    review: ReviewParams = Field(default_factory=ReviewParams)
 
 
 def main(params: AuditStage) -> None:
@@ -56,11 +63,21 @@ def main(params: AuditStage) -> None:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
     echoes = reference_echoes(query_sets, documents)
-    acceptance = None
-    if params.audit.judge_sample != 0:
-        acceptance = estimate_acceptance(golden, documents, params.audit)
+    verdicts = read_review(params.review)
+    refitted = refitted_judge(params.review)
+    weights = refitted if refitted.exists() else WEIGHTS
+    judged = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
+    acceptance = judged and Acceptance(
+        judged.probabilities.loc[_sample(golden, params.audit)], judged.aucs
+    )
+    p_pass = judged.probabilities["pass"] if judged else pd.Series(dtype=float)
+    p_pass.index = golden["qid"].iloc[p_pass.index]
+    review = review_metrics(verdicts, set(golden["qid"]), p_pass, params.review)
     chance = ChanceLimit(params.score.ks, params.score.max_chance)
-    audit = run_audit(golden, documents, vectors, stats, params.audit, echoes, acceptance, chance)
+    audit = run_audit(
+        golden, documents, vectors, stats, params.audit, echoes, acceptance, chance, review
+    )
+    write_judged(golden, judged)
     write_json(AUDIT_METRICS, audit.metrics)
     plotted = {"golden_set": audit.questions["echo"].tolist()}
     plotted.update({label: values or [] for label, values in echoes.items()})
@@ -87,6 +104,30 @@ def main(params: AuditStage) -> None:
     )
     for flag in audit.flags:
         log.warning("audit: %s", flag)
+
+
+def _sample(golden: pd.DataFrame, params: AuditParams) -> list[int]:
+    return judged_rows(len(golden), params.judge_sample, params.seed)
+
+
+def judge(
+    golden: pd.DataFrame, documents: dict, params: AuditParams, reviewed: set[str], weights: Path
+) -> Acceptance | None:
+    """The judge's reading of its seeded sample, and of the questions a person reviewed (to rank
+    the judge against the person); None when the judge is off (audit.judge_sample: 0). weights:
+    the shipped judge's, or the one refitted with the team's verdicts."""
+    if params.judge_sample == 0:
+        return None
+    sample = _sample(golden, params)
+    chosen = set(sample)
+    extra = [row for row, qid in enumerate(golden["qid"]) if qid in reviewed and row not in chosen]
+    return estimate_acceptance(golden, documents, sorted(sample + extra), weights)
+
+
+def write_judged(golden: pd.DataFrame, judged: Acceptance | None) -> None:
+    """data/judged.parquet: the judge's probabilities by qid, for the review page's order."""
+    found = judged.probabilities if judged else pd.DataFrame(columns=["pass"], dtype=float)
+    write_parquet(found.assign(qid=golden["qid"].iloc[found.index].to_numpy()), JUDGED)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import StageParams
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
-from goldenset.corpus.queries import read_examples
+from goldenset.corpus.queries import read_examples, read_refused
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import pick_examples
@@ -68,6 +68,7 @@ def generation(settings: GenerateParams, ask: bool = True) -> GenerationResult:
         titles=titles,
         aim_examples=aim_examples,
         ask=ask,
+        refused=read_refused(settings.failed_queries),
     )
 
 

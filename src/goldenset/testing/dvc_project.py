@@ -15,7 +15,7 @@ import yaml
 
 # this repository's root (src/goldenset/testing/ is three folders down): its pipeline is copied
 ROOT = Path(__file__).resolve().parents[3]
-PROJECT_FILES = ["dvc.yaml", "params.yaml", "src", "external", "examples"]
+PROJECT_FILES = ["dvc.yaml", "params.yaml", "src", "external", "examples", "review"]
 
 
 def call(

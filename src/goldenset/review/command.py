@@ -1,0 +1,83 @@
+"""`goldenset review`'s edges: the project it reviews, verdicts loaded from a labels file, and the
+server run until Ctrl-C."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import webbrowser
+from pathlib import Path
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import StageParams, load_stage_params
+from goldenset.review.params import ReviewParams
+from goldenset.review.server import Project, serve
+from goldenset.review.verdicts import parse_verdicts
+
+log = logging.getLogger("goldenset")
+
+
+class ReviewCommand(StageParams):
+    review: ReviewParams = ReviewParams()
+
+
+def project_at(directory: Path, labeller: str | None) -> Project:
+    if not (directory / "params.yaml").is_file():
+        raise GoldensetError(f"{directory} holds no params.yaml: name the pipeline's folder")
+    params = load_stage_params(ReviewCommand, directory / "params.yaml").review
+    return Project(directory, params, labeller or _git_user(directory))
+
+
+def _git_user(directory: Path) -> str:
+    """The name git would commit with (its config, or GIT_AUTHOR_NAME), else "reviewer"."""
+    found = subprocess.run(
+        ["git", "var", "GIT_AUTHOR_IDENT"], cwd=directory, capture_output=True, text=True
+    )
+    return found.stdout.partition(" <")[0].strip() or "reviewer"
+
+
+def load_verdicts(project: Project, source: Path) -> str:
+    """Add a labels file's verdicts (a query's later line wins) to the verdict file; the line
+    says how many are of this golden set's queries."""
+    try:
+        loaded = parse_verdicts(source.read_text(encoding="utf-8"), str(source))
+    except FileNotFoundError:
+        raise GoldensetError(f"{source} not found") from None
+    loaded.check()
+    project.verdict_file.record(*loaded.by_qid.values())
+    ours = sum(qid in project.queries for qid in loaded.by_qid)
+    return (
+        f"loaded {len(loaded.by_qid)} verdicts ({ours} of this golden set's questions) "
+        f"into {project.params.verdicts_path}"
+    )
+
+
+def refit_judge(project: Project) -> str:
+    """The judge refitted with the project's verdicts (goldenset.judge.refit), written where the
+    audit reads it; the report."""
+    import pandas as pd
+
+    from goldenset.core.paths import DOCUMENTS
+    from goldenset.judge.refit import refit_with
+    from goldenset.review.pipeline import refitted_judge
+
+    verdicts = project.verdict_file.read()
+    verdicts.check()
+    documents = pd.read_parquet(project.root / DOCUMENTS, columns=["doc_id", "text"])
+    out = project.root / refitted_judge(project.params)
+    return refit_with(list(verdicts.by_qid.values()), documents, out)
+
+
+def serve_until_stopped(project: Project, port: int, open_page: bool) -> None:
+    server = serve(project, port)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    where = project.params.verdicts_path
+    print(f"review: {url} (Ctrl-C stops); verdicts go to {where}", flush=True)
+    if open_page:
+        webbrowser.open(url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,224 @@
+"""`goldenset review`: the review page on 127.0.0.1, and the JSON API it calls.
+
+The page (page.html, one file: no script, style or font from the internet) asks for the state
+once, then for one query at a time, and posts each verdict; the server reads the pipeline's
+files once at start and writes only the verdict file (goldenset.review.verdicts).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from functools import cached_property
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pandas as pd
+
+from goldenset.core import paths
+from goldenset.core.errors import GoldensetError
+from goldenset.core.files import read_jsonl
+from goldenset.review.params import ReviewParams
+from goldenset.review.queue import review_order
+from goldenset.review.verdicts import VerdictFile, Verdicts, pass_share, verdict_row
+from goldenset.review.views import Document, missed, query_view, ranked_view
+
+log = logging.getLogger("goldenset")
+CONTEXT_CHARS = 4000  # of the document either side of the evidence
+SHOWN = 5  # passages of each retriever in the misses view
+RULE = [  # labels/RULE.md, short
+    "pass: its evidence sentence itself answers it, and it names its subject well enough to "
+    "find its document",
+    "a: not answered by the evidence (an added premise, a why or how the sentence does not give, "
+    "an aim or method it does not state)",
+    "b: not specific enough to find its document ('a certain gene', 'the study', 'they')",
+    "both: a and b · nonsense: a meaningless query",
+]
+
+
+@dataclass
+class Project:
+    """The pipeline's files a review reads, read once: the golden set, its documents, the
+    judge's readings (the audit's), the retrievers' results and the chunks."""
+
+    root: Path
+    params: ReviewParams
+    labeller: str
+
+    @cached_property
+    def queries(self) -> dict[str, dict]:
+        rows = read_jsonl(self.root / paths.GOLDENSET)
+        return {row["qid"]: {**row, "doc_id": str(row["doc_id"])} for row in rows}
+
+    @cached_property
+    def documents(self) -> dict[str, Document]:
+        frame = pd.read_parquet(self.root / paths.DOCUMENTS, columns=["doc_id", "title", "text"])
+        wanted = {row["doc_id"] for row in self.queries.values()}
+        frame = frame[frame["doc_id"].astype(str).isin(wanted)]
+        return {
+            str(doc): Document(str(title or doc), text)
+            for doc, title, text in frame.itertuples(index=False)
+        }
+
+    @cached_property
+    def judged(self) -> dict[str, dict[str, float]]:
+        """qid -> the judge's probability per criterion, for the questions the audit read."""
+        path = self.root / paths.JUDGED
+        if not path.exists():
+            return {}
+        frame = pd.read_parquet(path)
+        return {row.pop("qid"): row for row in frame.to_dict("records")}
+
+    @cached_property
+    def results(self) -> pd.DataFrame:
+        path = self.root / paths.RESULTS
+        if not path.exists():
+            return pd.DataFrame(columns=["query_set", "retriever", "qid", "first_relevant_rank"])
+        frame = pd.read_parquet(path)
+        golden = frame[frame["query_set"] == "synthetic"]
+        return golden[golden["qid"].isin(self.queries.keys())]
+
+    @cached_property
+    def chunks(self) -> pd.DataFrame:
+        path = self.root / paths.CHUNKS
+        if not path.exists():
+            return pd.DataFrame(columns=["doc_id", "start", "end", "text"])
+        frame = pd.read_parquet(path, columns=["chunk_id", "doc_id", "start", "end", "text"])
+        return frame.set_index("chunk_id")
+
+    @cached_property
+    def order(self) -> list[tuple[str, str]]:
+        passes = {qid: probs["pass"] for qid, probs in self.judged.items()}
+        return review_order(list(self.queries), passes, self.params.sample, self.params.seed)
+
+    @cached_property
+    def verdict_file(self) -> VerdictFile:
+        return VerdictFile(self.root / self.params.verdicts_path)
+
+    def check(self) -> None:
+        if not (self.root / paths.GOLDENSET).exists():
+            raise GoldensetError(
+                f"{self.root / paths.GOLDENSET} not found: run `dvc repro generate` first"
+            )
+        if not self.queries:
+            raise GoldensetError(f"{self.root / paths.GOLDENSET} holds no question to review")
+
+
+def summary(verdicts: Verdicts, qids: set[str]) -> dict:
+    """What the page shows of the file: each query's verdict, the random sample's pass share,
+    and the malformed lines."""
+    shown = {qid: row for qid, row in verdicts.by_qid.items() if qid in qids}
+    share = pass_share([row for row in verdicts.drawn_at_random() if row["qid"] in qids])
+    return {
+        "verdicts": {qid: row["failed"] or "pass" for qid, row in shown.items()},
+        "estimate": share.line() if share else "no verdict yet",
+        "problems": verdicts.problems,
+    }
+
+
+def state(project: Project) -> dict:
+    qids = set(project.queries)
+    return {
+        "order": [[qid, drawn, project.queries[qid]["question"]] for qid, drawn in project.order],
+        "retrievers": project.results["retriever"].unique().tolist(),  # as scored
+        "file": str(project.params.verdicts_path),
+        "labeller": project.labeller,
+        "rule": RULE,
+        **summary(project.verdict_file.read(), qids),
+    }
+
+
+def query(project: Project, qid: str) -> dict:
+    row = project.queries[qid]
+    view = query_view(row, project.documents[row["doc_id"]], CONTEXT_CHARS)
+    return {**view, "judge": project.judged.get(qid)}
+
+
+def miss(project: Project, qid: str, retrievers: list[str]) -> dict:
+    row = project.queries[qid]
+    results = project.results[project.results["qid"] == qid].set_index("retriever")
+    ranked = {
+        name: ranked_view(
+            results.loc[name] if name in results.index else None, row, project.chunks, SHOWN
+        )
+        for name in retrievers
+    }
+    return {**query(project, qid), "ranked": ranked}
+
+
+def record(project: Project, body: dict) -> dict:
+    qid = body["qid"]
+    drawn = dict(project.order)[qid]
+    row = verdict_row(
+        project.queries[qid], body["kind"], body.get("note", ""), project.labeller, drawn
+    )
+    return summary(project.verdict_file.record(row), set(project.queries))
+
+
+def undo(project: Project, body: dict) -> dict:
+    return summary(project.verdict_file.remove(body["qid"]), set(project.queries))
+
+
+def handler(project: Project) -> type[BaseHTTPRequestHandler]:
+    page = resources.files("goldenset.review").joinpath("page.html").read_bytes()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            url = urlparse(self.path)
+            ask = {key: values[0] for key, values in parse_qs(url.query).items()}
+            routes = {
+                "/api/state": lambda: state(project),
+                "/api/query": lambda: query(project, ask["qid"]),
+                "/api/misses": lambda: {"qids": missed(project.results, ask["retriever"])},
+                "/api/miss": lambda: miss(project, ask["qid"], ask["retrievers"].split(",")),
+            }
+            if url.path in ("/", "/index.html"):
+                self._send(HTTPStatus.OK, page, "text/html; charset=utf-8")
+            elif url.path in routes:
+                self._answer(routes[url.path])
+            else:
+                self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            routes = {"/api/verdict": record, "/api/undo": undo}
+            if self.path in routes:
+                self._answer(lambda: routes[self.path](project, body))
+            else:
+                self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
+
+        def _answer(self, make) -> None:
+            try:
+                payload, status = make(), HTTPStatus.OK
+            except (KeyError, ValueError) as error:
+                payload, status = {"error": f"bad request: {error}"}, HTTPStatus.BAD_REQUEST
+            self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json")
+
+        def _send(self, status: HTTPStatus, data: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            log.debug("review: " + format, *args)
+
+    return Handler
+
+
+def serve(project: Project, port: int) -> ThreadingHTTPServer:
+    """The review server on 127.0.0.1:port (0: a free one), not yet serving."""
+    project.check()
+    try:
+        return ThreadingHTTPServer(("127.0.0.1", port), handler(project))
+    except OSError as error:
+        raise GoldensetError(
+            f"cannot serve on 127.0.0.1:{port} ({error.strerror}): choose another with --port"
+        ) from None

@@ -1,0 +1,80 @@
+"""What one screen of the review page shows, as JSON: a query in its document, and a question a
+retriever missed beside another retriever's answer.
+
+Texts are cut on the server, in Python's characters, into the part before the evidence, the
+evidence and the part after: the page never applies an offset, so multi-byte text cannot shift
+the highlight (JavaScript counts UTF-16 units, Python code points).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    text: str
+
+
+def marked(text: str, start: int, end: int) -> list[str]:
+    """[before, marked, after] of text, the mark clipped to it (empty when outside)."""
+    start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+    end = max(start, end)
+    return [text[:start], text[start:end], text[end:]]
+
+
+def query_view(query: Mapping, document: Document, context: int) -> dict:
+    """A golden-set query with `context` characters of its document either side of its evidence."""
+    start, end = int(query["evidence_start"]), int(query["evidence_end"])
+    low, high = max(0, start - context), min(len(document.text), end + context)
+    return {
+        "qid": query["qid"],
+        "question": query["question"],
+        "form": query.get("form") or "question",
+        "doc_id": str(query["doc_id"]),
+        "title": document.title,
+        "text": marked(document.text[low:high], start - low, end - low),
+        "cut": [low > 0, high < len(document.text)],
+    }
+
+
+def missed(results: pd.DataFrame, retriever: str) -> list[str]:
+    """Golden-set query ids whose first relevant item `retriever` did not rank first: unranked
+    first, then the lowest ranked, ties in file order."""
+    rows = results[(results["retriever"] == retriever) & (results["first_relevant_rank"] != 1)]
+    depth = np.where(rows["first_relevant_rank"] == 0, np.inf, rows["first_relevant_rank"])
+    order = np.lexsort((np.arange(len(rows)), -depth))
+    return rows["qid"].iloc[order].tolist()
+
+
+def ranked_view(row: Mapping | None, query: Mapping, chunks: pd.DataFrame, shown: int) -> dict:
+    """One retriever's answer to a query: its rank of the evidence and its top `shown` items,
+    each item's overlap with the evidence marked."""
+    if row is None:
+        return {"rank": None, "top": []}
+    top = []
+    for chunk_id in list(row["top_ids"])[:shown]:
+        chunk = chunks.loc[chunk_id] if chunk_id in chunks.index else None
+        if chunk is None:  # a store's own chunk: its text is not in data/chunks.parquet
+            top.append({"chunk_id": chunk_id, "doc_id": None, "text": ["", "", ""]})
+            continue
+        same = str(chunk["doc_id"]) == str(query["doc_id"])
+        offset = int(chunk["start"])
+        start, end = (
+            (int(query["evidence_start"]) - offset, int(query["evidence_end"]) - offset)
+            if same
+            else (0, 0)
+        )
+        top.append(
+            {
+                "chunk_id": chunk_id,
+                "doc_id": str(chunk["doc_id"]),
+                "text": marked(str(chunk["text"]), start, end),
+            }
+        )
+    return {"rank": int(row["first_relevant_rank"]), "top": top}

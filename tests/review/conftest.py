@@ -1,0 +1,84 @@
+"""The review page as a person uses it: the real server on a loopback port, headless Chromium
+driven by Playwright (the system's Chromium: nothing is downloaded)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from goldenset.core.files import write_parquet
+from goldenset.review.params import ReviewParams
+from goldenset.review.server import Project, serve
+from goldenset.review.verdicts import read_verdicts
+from tests.browser import chromium
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def write_project(folder: Path, questions: list[dict], documents: list[dict]) -> Path:
+    """A pipeline folder holding what the page reads: params.yaml, the golden set, documents."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    (folder / "data").mkdir(exist_ok=True)
+    (folder / "data/goldenset.jsonl").write_text(
+        "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in questions)
+    )
+    write_parquet(pd.DataFrame(documents), folder / "data/documents.parquet")
+    return folder
+
+
+@contextmanager
+def served(folder: Path, labeller: str = "tester", **params) -> Iterator[str]:
+    """The review server of a folder on a free loopback port, in a thread: its URL."""
+    server = serve(Project(folder, ReviewParams(**params), labeller), 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def open_page(browser, url: str):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]")
+    page.errors = errors
+    return page
+
+
+def current_qid(page) -> str:
+    """The question on screen, once drawn."""
+    qid = page.locator(".row.current").get_attribute("data-qid")
+    page.wait_for_selector(f"body[data-shown='{qid}']")
+    return qid
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def verdicts_in(folder: Path) -> dict[str, dict]:
+    return read_verdicts(folder / "review/verdicts.jsonl").by_qid

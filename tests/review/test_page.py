@@ -1,0 +1,185 @@
+"""The review page in headless Chromium: verdicts from the keyboard reach the file, undo, two
+tabs, a malformed file, the evidence marked on the right characters, labels re-entered."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from goldenset.corpus.ingest import ingest
+from tests.conftest import ROOT
+from tests.review.conftest import (
+    current_qid,
+    open_page,
+    served,
+    verdicts_in,
+    wait_for,
+    write_project,
+)
+
+pytestmark = pytest.mark.slow
+KEYS = {"pass": "p", "a": "a", "b": "b", "both": "x", "nonsense": "n"}
+# a document whose evidence follows characters JavaScript counts as two (emoji) or that are
+# composed: an offset applied in the browser would shift the mark
+TEXT = "Ünïcödé 🧬🧪 header — naïve. La protéine p53 répare l’ADN après 💥 irradiation. Fin 🎉."
+EVIDENCE = "La protéine p53 répare l’ADN après 💥 irradiation."
+
+
+def toy_questions(n: int) -> tuple[list[dict], list[dict]]:
+    start = TEXT.index(EVIDENCE)
+    questions = [
+        {
+            "qid": f"gs-{i:03d}",
+            "question": f"Que répare p53 ({i})?",
+            "doc_id": f"d{i % 3}",
+            "evidence_start": start,
+            "evidence_end": start + len(EVIDENCE),
+            "evidence": EVIDENCE,
+            "form": "question",
+        }
+        for i in range(n)
+    ]
+    documents = [{"doc_id": f"d{i}", "title": f"Doc {i} ✓", "text": TEXT} for i in range(3)]
+    return questions, documents
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    return write_project(tmp_path / "project", *toy_questions(12))
+
+
+def test_one_key_a_verdict_reaches_the_file(browser, project):
+    with served(project) as url:
+        page = open_page(browser, url)
+        pressed = {}
+        for kind in ["pass", "a", "b", "both", "nonsense"]:
+            pressed[current_qid(page)] = kind
+            page.keyboard.press(KEYS[kind])
+        wait_for(lambda: len(verdicts_in(project)) == 5)
+        found = verdicts_in(project)
+        assert {qid: row["failed"] or "pass" for qid, row in found.items()} == pressed
+        row = next(iter(found.values()))
+        assert (row["labeller"], row["drawn"], row["doc_id"]) == ("tester", "random", row["doc_id"])
+        assert (
+            page.locator("#estimate").inner_text()
+            == "random sample: 5 checked: 1 pass, 20% [4%, 62%]"
+        )
+        assert page.errors == []
+
+
+def test_a_note_goes_with_the_verdict_and_keys_typed_in_it_are_not_verdicts(browser, project):
+    with served(project) as url:
+        page = open_page(browser, url)
+        qid = current_qid(page)
+        page.keyboard.press("/")
+        page.keyboard.type("asks about a premise")  # holds a, p, b, s, u: none is a verdict
+        page.keyboard.press("Enter")
+        assert verdicts_in(project) == {}
+        page.keyboard.press("a")
+        wait_for(lambda: qid in verdicts_in(project))
+        assert verdicts_in(project)[qid]["reason"] == "asks about a premise"
+
+
+def test_undo_takes_the_last_verdict_back_and_returns_to_it(browser, project):
+    with served(project) as url:
+        page = open_page(browser, url)
+        first = current_qid(page)
+        page.keyboard.press("p")
+        second = current_qid(page)
+        page.keyboard.press("b")
+        wait_for(lambda: len(verdicts_in(project)) == 2)
+        page.keyboard.press("u")
+        wait_for(lambda: set(verdicts_in(project)) == {first})
+        assert current_qid(page) == second
+        page.keyboard.press("u")
+        wait_for(lambda: verdicts_in(project) == {})
+        assert current_qid(page) == first
+        page.keyboard.press("s")  # skip: no verdict
+        assert current_qid(page) != first and verdicts_in(project) == {}
+
+
+def test_two_tabs_add_to_each_others_verdicts(browser, project):
+    with served(project) as url:
+        one, two = open_page(browser, url), open_page(browser, url)
+        two.keyboard.press("j")  # the second tab works on the next question
+        first, second = current_qid(one), current_qid(two)
+        one.keyboard.press("p")
+        two.keyboard.press("a")
+        wait_for(lambda: len(verdicts_in(project)) == 2)
+        one.keyboard.press("j")  # tab one moves past the question tab two judged
+        one.keyboard.press("b")
+        wait_for(lambda: len(verdicts_in(project)) == 3)
+        found = verdicts_in(project)
+        assert found[first]["verdict"] == "pass" and found[second]["failed"] == "a"
+        # each answer carries the file's verdicts: tab one now marks tab two's
+        one.locator(f".row[data-qid='{second}'] .mark.fail").wait_for()
+
+
+def test_a_malformed_file_is_named_by_line_and_kept(browser, project):
+    path = project / "review/verdicts.jsonl"
+    path.parent.mkdir()
+    path.write_text('{"qid": "gs-900", "verdict": "pass", "failed": null}\n{"qid": oops}\n')
+    with served(project) as url:
+        page = open_page(browser, url)
+        assert page.locator("#problems").inner_text() == f"{path}:2: not JSON (Expecting value)"
+        qid = current_qid(page)
+        page.keyboard.press("n")
+        wait_for(lambda: qid in verdicts_in(project))
+        assert path.read_text().splitlines()[:2] == [
+            '{"qid": "gs-900", "verdict": "pass", "failed": null}',
+            '{"qid": oops}',
+        ]
+
+
+def test_the_evidence_is_marked_on_its_own_characters(browser, project):
+    with served(project) as url:
+        page = open_page(browser, url)
+        assert page.locator("#review-view mark").inner_text() == EVIDENCE
+        document = page.locator("#review-view").inner_text()
+        assert document == TEXT  # the whole short document, nothing cut
+        assert page.locator("#tab-misses").is_disabled()  # no results yet: no misses view
+
+
+@cache
+def sample_documents() -> dict[str, dict]:
+    found = ingest(ROOT / "data/docs", max_file_mb=100).documents
+    return {
+        doc.doc_id: {"doc_id": doc.doc_id, "title": doc.title, "text": doc.text} for doc in found
+    }
+
+
+def test_labels_reentered_through_the_page_reproduce_themselves(browser, tmp_path):
+    """The page changes no judgement: 30 labelled questions of the shipped set, each verdict
+    typed as its label says, land in the file as the labels are."""
+    labels = [json.loads(line) for line in (ROOT / "labels/steered_set.jsonl").open()][:30]
+    documents = sample_documents()
+    questions = []
+    for label in labels:
+        text = documents[label["doc_id"]]["text"]
+        start = text.index(label["evidence"])
+        questions.append(
+            {
+                **{name: label[name] for name in ("qid", "question", "doc_id", "evidence", "form")},
+                "evidence_start": start,
+                "evidence_end": start + len(label["evidence"]),
+            }
+        )
+    shown = [documents[doc] for doc in {label["doc_id"] for label in labels}]
+    project = write_project(tmp_path / "labelled", questions, shown)
+    by_qid = {label["qid"]: label for label in labels}
+    with served(project, sample=30) as url:
+        page = open_page(browser, url)
+        for _ in labels:
+            qid = current_qid(page)
+            assert page.locator("#review-view mark").inner_text() == by_qid[qid]["evidence"]
+            page.keyboard.press(KEYS[by_qid[qid]["failed"] or "pass"])
+        wait_for(lambda: len(verdicts_in(project)) == 30)
+    entered = verdicts_in(project)
+    for qid, label in by_qid.items():
+        assert (entered[qid]["verdict"], entered[qid]["failed"]) == (
+            label["verdict"],
+            label["failed"],
+        )

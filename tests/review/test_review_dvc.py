@@ -1,0 +1,140 @@
+"""A person's verdicts in the pipeline, under the real dvc CLI: the verdict file re-runs only
+the stages that read it, score leaves out what the person failed exactly as a hand computation
+on data/results.parquet predicts, the audit reports the person's share; and the misses view of
+the page reads that run's outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from goldenset.review.verdicts import VerdictFile, verdict_row
+from goldenset.review.views import missed
+from goldenset.testing.dvc_project import (
+    PROJECT_FILES,
+    commit,
+    copy_project,
+    edit_params,
+    run,
+    stages_run,
+    write_small_corpus,
+)
+from goldenset.testing.llm_servers import LoopbackLLM
+from tests.review.conftest import current_qid, open_page, served
+
+pytestmark = pytest.mark.slow
+HEADLINE = ["doc_ndcg@10", "context_recall@512", "context_hit@512", "ndcg@10", "recall@10", "mrr"]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    with LoopbackLLM(api_key=None) as server:
+        project = copy_project(tmp_path_factory.mktemp("review") / "project", PROJECT_FILES)
+        write_small_corpus(project)
+        edit_params(
+            project,
+            generate={
+                "provider": "openai",
+                "model": "loopback-model",
+                "max_questions": 40,
+                "openai": {"base_url": server.openai_url},
+            },
+            audit={"judge_sample": 0},  # the judge has its own tests: no model loaded here
+        )
+        run(["dvc", "repro"], project)
+    commit(project, "first run")
+    return project
+
+
+def golden_rows(project: Path) -> list[dict]:
+    return [json.loads(line) for line in (project / "data/goldenset.jsonl").open()]
+
+
+def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
+    before = pd.read_parquet(project / "data/results.parquet")
+    before = before[before["query_set"] == "synthetic"]
+    rows = golden_rows(project)
+    assert len(rows) >= 6
+    checked = rows[: len(rows) * 2 // 3]
+    failed = {row["qid"] for row in checked[::3]}
+    VerdictFile(project / "review/verdicts.jsonl").record(
+        *(
+            verdict_row(row, "a" if row["qid"] in failed else "pass", "", "me", "random")
+            for row in checked
+        )
+    )
+    output = run(["dvc", "repro"], project)
+    assert stages_run(output) == {"score", "audit"}
+    scores = json.loads((project / "metrics/scores.json").read_text())["synthetic"]
+    kept = before[~before["qid"].isin(failed)]
+    for retriever, found in kept.groupby("retriever"):
+        assert scores[retriever]["n_queries"] == len(rows) - len(failed)
+        for metric in HEADLINE:
+            hand = float(np.mean(found[metric]))
+            assert scores[retriever][metric] == pytest.approx(hand, abs=1e-9), (retriever, metric)
+    detail = json.loads((project / "metrics/detail.json").read_text())
+    assert detail["review"] == {
+        "questions": len(rows),
+        "checked": len(checked),
+        "left_out": len(failed),
+        "scored": len(rows) - len(failed),
+        "scored_checked": len(checked) - len(failed),
+    }
+    audit = json.loads((project / "metrics/audit.json").read_text())
+    person = audit["review"]["person"]
+    assert (person["checked"], person["passed"]) == (len(checked), len(checked) - len(failed))
+    assert "## A person's review" in (project / "reports/audit.md").read_text()
+    commit(project, "reviewed")
+    # verdict edits re-run the same two; leave_out_failed: false scores every question again
+    edit_params(project, review={"leave_out_failed": False})
+    assert stages_run(run(["dvc", "repro"], project)) == {"score"}
+    scores = json.loads((project / "metrics/scores.json").read_text())["synthetic"]
+    assert scores["dense"]["n_queries"] == len(rows)
+    edit_params(project, review={"leave_out_failed": True})
+    run(["dvc", "repro"], project)
+
+
+def row_doc(project: Path, qid: str) -> str:
+    return next(r for r in golden_rows(project) if r["qid"] == qid)["doc_id"]
+
+
+def marks_of(page) -> list[str]:
+    return page.locator("#side-a .passage").evaluate_all(
+        "(passages) => passages.map((p) => p.querySelector('mark').textContent)"
+    )
+
+
+def test_the_misses_view_shows_two_retrievers_answers(browser, project):
+    results = pd.read_parquet(project / "data/results.parquet")
+    golden = results[results["query_set"] == "synthetic"]
+    chunks = pd.read_parquet(project / "data/chunks.parquet").set_index("chunk_id")
+    expected = missed(golden, "dense")
+    assert expected, "the small corpus has questions dense did not rank first"
+    with served(project) as url:
+        page = open_page(browser, url)
+        page.click("#tab-misses")
+        page.wait_for_selector("#sides:not([hidden]) .passage")
+        assert [a.get_attribute("data-qid") for a in page.locator(".row").all()] == expected[
+            : page.locator(".row").count()
+        ]
+        qid = current_qid(page)
+        assert qid == expected[0]
+        row = golden[(golden["retriever"] == "dense") & (golden["qid"] == qid)].iloc[0]
+        shown = page.locator("#side-a .passage b").all_inner_texts()
+        assert [text.split(" ", 1)[1].strip() for text in shown] == list(row["top_ids"][:5])
+        evidence = next(r for r in golden_rows(project) if r["qid"] == qid)["evidence"]
+        for mark in page.locator("#side-a mark, #side-b mark").all_inner_texts():
+            assert mark in evidence  # only the evidence is marked
+        holding = [
+            str(chunks.loc[c, "doc_id"]) == str(row_doc(project, qid)) for c in row["top_ids"][:5]
+        ]
+        assert page.locator("#side-a .passage").evaluate_all(
+            "(passages) => passages.map((p) => p.classList.contains('holds'))"
+        ) == [held and bool(mark) for held, mark in zip(holding, marks_of(page), strict=True)]
+        page.select_option("#retriever-b", "bm25")
+        page.wait_for_selector("#side-b h3:text-matches('^bm25')")
+        assert page.errors == []

@@ -1,0 +1,109 @@
+"""`goldenset review` as a process: its errors, --load, the API, and a server killed while it
+writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from goldenset.cli import main
+from goldenset.review.verdicts import read_verdicts
+from tests.conftest import ROOT
+from tests.review.conftest import served, wait_for, write_project
+from tests.review.test_page import toy_questions
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    return write_project(tmp_path / "project", *toy_questions(60))
+
+
+def post(url: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_the_api_answers_a_bad_request_with_400(project):
+    with served(project) as url:
+        with pytest.raises(urllib.error.HTTPError) as error:
+            post(url + "/api/verdict", {"qid": "gs-000", "kind": "maybe"})
+        assert error.value.code == 400
+        assert "pass or one of a, b, both, nonsense" in json.loads(error.value.read())["error"]
+        with pytest.raises(urllib.error.HTTPError) as error:
+            urllib.request.urlopen(url + "/api/query?qid=nope", timeout=10)
+        assert error.value.code == 400
+        state = json.loads(urllib.request.urlopen(url + "/api/state", timeout=10).read())
+        assert len(state["order"]) == 60 and state["estimate"] == "no verdict yet"
+        page = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert "http" not in page.replace("http://127.0.0.1", "")  # loads nothing from outside
+
+
+def test_errors_are_one_line(project, tmp_path, capsys):
+    (project / "data/goldenset.jsonl").write_text("")
+    assert main(["review", str(project), "--port", "0"]) == 2
+    assert capsys.readouterr().err.strip().endswith("holds no question to review")
+    assert main(["review", str(tmp_path / "nowhere")]) == 2
+    assert "holds no params.yaml" in capsys.readouterr().err
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    write_project(project, *toy_questions(3))
+    assert main(["review", str(project), "--port", str(busy.getsockname()[1])]) == 2
+    assert "choose another with --port" in capsys.readouterr().err
+    busy.close()
+
+
+def test_load_adds_a_labels_file(project, capsys):
+    labels = ROOT / "labels/steered_set.jsonl"
+    assert main(["review", str(project), "--load", str(labels)]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out == "loaded 90 verdicts (0 of this golden set's questions) into review/verdicts.jsonl"
+    assert len(read_verdicts(project / "review/verdicts.jsonl").by_qid) == 90
+    bad = project / "bad.jsonl"
+    bad.write_text('{"qid": "x", "verdict": "fail", "failed": "c"}\n')
+    assert main(["review", str(project), "--load", str(bad)]) == 2
+    assert f"{bad}:1: failed 'c' is not one of a, b, both, nonsense" in capsys.readouterr().err
+
+
+def test_a_server_killed_while_writing_loses_no_verdict_it_confirmed(project):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "goldenset", "review", str(project), "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    url = server.stdout.readline().split()[1]
+    confirmed: list[str] = []
+
+    def judge_all() -> None:
+        for i in range(60):
+            try:
+                post(url + "/api/verdict", {"qid": f"gs-{i:03d}", "kind": "pass"})
+            except OSError:
+                return
+            confirmed.append(f"gs-{i:03d}")
+
+    poster = threading.Thread(target=judge_all)
+    poster.start()
+    wait_for(lambda: len(confirmed) >= 20)
+    server.send_signal(signal.SIGKILL)
+    server.wait(10)
+    poster.join(10)
+    verdicts = read_verdicts(project / "review/verdicts.jsonl")
+    assert verdicts.problems == []
+    assert set(confirmed) <= set(verdicts.by_qid)
+    assert len(confirmed) < 60  # killed before the end

@@ -1,0 +1,130 @@
+"""The review's pure parts: its order, what a screen shows, and what the stages take from it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+
+from goldenset.corpus.querysets import QUERY_SETS, QuerySet
+from goldenset.review.params import ReviewParams
+from goldenset.review.pipeline import (
+    judge_against_person,
+    person_estimate,
+    scored_counts,
+    without_failed,
+)
+from goldenset.review.queue import review_order
+from goldenset.review.verdicts import Verdicts, verdict_row
+from goldenset.review.views import Document, marked, missed, query_view, ranked_view
+
+
+def verdicts_of(kinds: dict[str, str], drawn: str = "random") -> Verdicts:
+    rows = {qid: verdict_row({"qid": qid}, kind, "", "me", drawn) for qid, kind in kinds.items()}
+    return Verdicts(rows, list(rows.values()))
+
+
+def test_the_order_is_a_seeded_sample_then_the_least_sure():
+    qids = [f"q{i}" for i in range(20)]
+    judged = {qid: i / 20 for i, qid in enumerate(qids)}
+    order = review_order(qids, judged, sample=5, seed=3)
+    assert order == review_order(qids, judged, sample=5, seed=3)
+    assert sorted(qid for qid, _ in order) == sorted(qids)  # every question once
+    first, rest = order[:5], order[5:]
+    assert {drawn for _, drawn in first} == {"random"}
+    distance = [abs(judged[qid] - 0.5) for qid, _ in rest]
+    assert distance == sorted(distance) and {drawn for _, drawn in rest} == {"least_sure"}
+    assert [qid for qid, _ in first] != qids[:5]  # shuffled
+    unread = review_order(qids, {}, sample=5, seed=3)
+    assert {drawn for _, drawn in unread} == {"random"}
+
+
+def test_the_evidence_is_cut_out_in_characters_not_bytes():
+    text = "Ünïcödé 🧬 header. Le gène BRCA1 répare l’ADN. Fin."
+    start = text.index("Le gène")
+    end = text.index(" Fin")
+    view = query_view(
+        {"qid": "q", "question": "?", "doc_id": 1, "evidence_start": start, "evidence_end": end},
+        Document("Titre", text),
+        context=5,
+    )
+    assert view["text"][1] == "Le gène BRCA1 répare l’ADN."
+    assert view["text"][0] == text[start - 5 : start] and view["text"][2] == " Fin."
+    assert view["cut"] == [True, False]
+    assert marked("abc", -3, 99) == ["", "abc", ""] and marked("abc", 5, 9) == ["abc", "", ""]
+
+
+def test_misses_are_the_unranked_first_then_the_lowest():
+    results = pd.DataFrame(
+        {
+            "retriever": ["dense"] * 4 + ["bm25"],
+            "qid": ["a", "b", "c", "d", "a"],
+            "first_relevant_rank": [1, 3, 0, 9, 2],
+        }
+    )
+    assert missed(results, "dense") == ["c", "d", "b"]
+    assert missed(results, "bm25") == ["a"]
+
+
+def test_a_ranked_passage_marks_the_evidence_it_holds():
+    chunks = pd.DataFrame(
+        {"doc_id": ["7", "8"], "start": [10, 0], "end": [30, 20], "text": ["x" * 20, "y" * 20]},
+        index=["7#1", "8#0"],
+    )
+    query = {"doc_id": "7", "evidence_start": 15, "evidence_end": 40}
+    row = {"top_ids": ["8#0", "7#1", "store-chunk"], "first_relevant_rank": 2}
+    view = ranked_view(row, query, chunks, shown=3)
+    assert view["rank"] == 2
+    assert view["top"][0]["text"] == ["", "", "y" * 20]  # another document: nothing marked
+    assert view["top"][1]["text"] == ["x" * 5, "x" * 15, ""]
+    assert view["top"][2]["doc_id"] is None
+    assert ranked_view(None, query, chunks, 3) == {"rank": None, "top": []}
+
+
+def test_failed_questions_leave_the_golden_set_only():
+    entry = QUERY_SETS["synthetic"]
+    table = pd.DataFrame({"qid": ["a", "b", "c"], "question": ["A", "B", "C"]})
+    judgments = pd.DataFrame({"qid": ["a", "b", "c"], "doc_id": ["1", "2", "3"]})
+    golden = QuerySet(entry, table, ["a", "b", "c"], ["A", "B", "C"], judgments)
+    real = QuerySet(QUERY_SETS["real"], table, ["a", "b", "c"], ["A", "B", "C"], judgments)
+    sets = without_failed({"synthetic": golden, "real": real}, {"b"})
+    assert sets["synthetic"].qids == ["a", "c"] and sets["synthetic"].texts == ["A", "C"]
+    assert sets["synthetic"].judgments["qid"].tolist() == ["a", "c"]
+    assert sets["real"] is real
+
+
+def test_scored_counts_say_what_a_person_checked():
+    verdicts = verdicts_of({"a": "pass", "b": "a", "x": "pass"})
+    counts = scored_counts(["a", "b", "c"], verdicts, verdicts.failed())
+    assert counts == {
+        "questions": 3,
+        "checked": 2,
+        "left_out": 1,
+        "scored": 2,
+        "scored_checked": 1,
+    }
+
+
+def test_the_persons_share_counts_random_draws_of_this_set_only():
+    params = ReviewParams(min_verdicts=3)
+    verdicts = verdicts_of({"a": "pass", "b": "b", "c": "pass", "gone": "pass"})
+    verdicts.by_qid["c"]["drawn"] = "least_sure"
+    share = person_estimate(verdicts, {"a", "b", "c"}, params)
+    assert (share["checked"], share["passed"], share["enough"]) == (2, 1, False)
+    more = verdicts_of({"a": "pass", "b": "b", "d": "pass"})
+    assert person_estimate(more, {"a", "b", "d"}, params)["enough"]
+
+
+def test_the_judge_is_ranked_against_the_person():
+    rng = np.random.default_rng(0)
+    qids = [f"q{i}" for i in range(40)]
+    probabilities = pd.Series(rng.random(40), index=qids)
+    kinds = {qid: ("pass" if rng.random() < p else "a") for qid, p in probabilities.items()}
+    verdicts = verdicts_of(kinds)
+    found = judge_against_person(probabilities.iloc[:30], verdicts)
+    passed = [kinds[qid] == "pass" for qid in qids[:30]]
+    assert found == {
+        "questions": 30,
+        "auc": round(roc_auc_score(passed, probabilities.iloc[:30]), 4),
+    }
+    assert judge_against_person(probabilities, verdicts_of({"q1": "pass"}))["auc"] is None
