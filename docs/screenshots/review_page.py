@@ -1,5 +1,5 @@
 """The review page as headless Chromium draws it, both views, for the tutorial:
-    python docs/screenshots/review_page.py URL   (a running `goldenset review`)"""
+python docs/screenshots/review_page.py URL   (a running `goldenset review`)"""
 
 from __future__ import annotations
 
