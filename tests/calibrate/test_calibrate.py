@@ -125,6 +125,7 @@ def calibrated(tmp_path_factory) -> tuple[Path, dict, str]:
         timeout=600,
     )
     assert process.returncode == 0, process.stderr
+    (project / "stderr.txt").write_text(process.stderr)
     return project, json.loads((project / "figures.json").read_text()), process.stdout
 
 
@@ -154,6 +155,19 @@ def test_a_configuration_is_what_the_score_stage_writes_for_its_params(calibrate
     # it was, so `dvc status` after a calibrate shows nothing changed
     assert list((project / "cache/calibrate").glob("*.npz"))
     assert not list((project / "cache/embeddings").glob("*.npz"))
+
+
+@pytest.mark.slow
+def test_calibrate_says_what_it_will_compute_then_shows_one_bar(calibrated):
+    project, figures, _ = calibrated
+    stderr = (project / "stderr.txt").read_text()
+    plan = next(line for line in stderr.splitlines() if "texts to embed" in line)
+    # 2 chunkings x 3 models (MiniLM at 16 tokens is another model: other vectors)
+    assert plan.startswith("calibrate: 2 chunkings x 3 models: 6 runs, 8 configurations;")
+    assert "no rate measured yet" in plan  # a cold cache: the first calibrate times them
+    assert "6/6" in stderr  # one bar over the grid's runs
+    rates = json.loads((project / "cache/calibrate/rates.json").read_text())
+    assert set(rates) == {c["model"] for c in figures["configurations"]} - {MODEL_FREE}
 
 
 @pytest.mark.slow

@@ -18,12 +18,15 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from itertools import product
 from pathlib import Path
 
 import pandas as pd
 from pydantic import BaseModel, ValidationError
+from tqdm import tqdm
 
 from goldenset.calibrate.agreement import View, available
+from goldenset.calibrate.estimate import plan_line, read_rates, remember_rate
 from goldenset.calibrate.figures import Calibration, assess
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
 from goldenset.calibrate.params import CalibrateCommand, CalibrateParams
@@ -36,6 +39,8 @@ from goldenset.core.files import write_parquet
 from goldenset.core.params import EmbedParams, load_stage_params
 from goldenset.core.vectors import CHUNK_VECTORS, write_vectors
 from goldenset.corpus.querysets import QUERY_SETS
+from goldenset.embedding.cache import EmbeddingCache, cache_key
+from goldenset.embedding.encoder import model_identity
 from goldenset.embedding.sets import embed_sets
 from goldenset.scoring.configuration import (
     SCORED_CHUNK_COLUMNS,
@@ -192,45 +197,109 @@ def run_configurations(
     params = anchored(params, project)
     frames, configurations = [], []
     chunkings, models = grid(params)
-    chunks = pd.DataFrame(columns=SCORED_CHUNK_COLUMNS)
+    models = [model.model_copy(update={"cache_dir": cache_dir}) for model in models]
+    chunked = chunk_grid(documents, chunkings, models)
     token_starts = document_token_starts(score.tokenizer, documents)
-    for chunking in chunkings:
-        for number, model in enumerate(models):
-            embed = model.model_copy(update={"cache_dir": cache_dir})
-            first = number == 0
-            retrievers = enabled_retrievers(params.retrievers, settings.retrievers, first)
-            started = time.perf_counter()
-            if first or STRATEGIES[chunking.strategy].needs_tokenizer:  # by the model's tokenizer
-                chunks = chunk_corpus(documents, chunking, embed)[SCORED_CHUNK_COLUMNS]
-            embedded = embed_sets(embed, chunks, query_sets, read_also=[stage_cache])
-            inputs = ScoreInputs(
-                chunks,
-                embedded.vectors[CHUNK_VECTORS],
-                query_sets,
-                {name: embedded.vectors[name] for name, found in query_sets.items() if found},
-                token_starts,
-                load_retrievers(retrievers),
+    runs = len(chunkings) * len(models)
+    configurations_planned = len(chunkings) * sum(
+        len(reported(settings.retrievers, number == 0)) for number in range(len(models))
+    )
+    missing = texts_to_embed(chunked, query_sets, models, stage_cache)
+    progress(
+        plan_line(
+            len(chunkings),
+            len(models),
+            configurations_planned,
+            missing,
+            read_rates(Path(cache_dir)),
+        )
+    )
+    bar = tqdm(total=runs, desc="calibrate", unit="run", file=sys.stderr, dynamic_ncols=True)
+    for (at_chunking, chunking), (number, embed) in product(
+        enumerate(chunkings), enumerate(models)
+    ):
+        first = number == 0
+        retrievers = enabled_retrievers(params.retrievers, settings.retrievers, first)
+        started = time.perf_counter()
+        chunks = chunked[at_chunking, number]
+        embedded = embed_sets(embed, chunks, query_sets, read_also=[stage_cache])
+        remember_rate(
+            Path(cache_dir),
+            model_label(embed),
+            embedded.encoded,
+            time.perf_counter() - started,
+        )
+        inputs = ScoreInputs(
+            chunks,
+            embedded.vectors[CHUNK_VECTORS],
+            query_sets,
+            {name: embedded.vectors[name] for name, found in query_sets.items() if found},
+            token_starts,
+            load_retrievers(retrievers),
+        )
+        scored = score_inputs(inputs, score, retrievers)
+        if workdir is not None:  # what a kept --workdir shows: the stages' files
+            write_run(workdir, inputs, scored)
+        results = scored.results
+        for retriever in reported(settings.retrievers, first):
+            label = MODEL_FREE if retriever in model_free() else model_label(embed)
+            configuration = Configuration(
+                f"{retriever} | {chunk_label(chunking)} | {label}",
+                chunk_label(chunking),
+                label,
+                retriever,
             )
-            scored = score_inputs(inputs, score, retrievers)
-            if workdir is not None:  # what a kept --workdir shows: the stages' files
-                write_run(workdir, inputs, scored)
-            results = scored.results
-            for retriever in reported(settings.retrievers, first):
-                label = MODEL_FREE if retriever in model_free() else model_label(embed)
-                configuration = Configuration(
-                    f"{retriever} | {chunk_label(chunking)} | {label}",
-                    chunk_label(chunking),
-                    label,
-                    retriever,
-                )
-                rows = results.loc[results["retriever"] == retriever, columns]
-                frames.append(rows.assign(configuration=configuration.name))
-                configurations.append(configuration)
-            progress(
-                f"calibrate: {chunk_label(chunking)} / {model_label(embed)} scored in "
-                f"{time.perf_counter() - started:.1f} s"
-            )
+            rows = results.loc[results["retriever"] == retriever, columns]
+            frames.append(rows.assign(configuration=configuration.name))
+            configurations.append(configuration)
+        bar.update(1)
+        progress(
+            f"calibrate: {chunk_label(chunking)} / {model_label(embed)} scored in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
+    bar.close()
     return pd.concat(frames, ignore_index=True), configurations, refused
+
+
+def chunk_grid(
+    documents: pd.DataFrame, chunkings: list[ChunkParams], models: list[EmbedParams]
+) -> dict[tuple[int, int], pd.DataFrame]:
+    """(chunking, model) -> the chunks: once per chunking, but once per model for a strategy
+    that counts by the model's tokenizer."""
+    chunked = {}
+    for at, chunking in enumerate(chunkings):
+        for number, model in enumerate(models):
+            if number == 0 or STRATEGIES[chunking.strategy].needs_tokenizer:
+                chunks = chunk_corpus(documents, chunking, model)[SCORED_CHUNK_COLUMNS]
+            chunked[at, number] = chunks
+    return chunked
+
+
+def texts_to_embed(
+    chunked: dict[tuple[int, int], pd.DataFrame],
+    query_sets: dict,
+    models: list[EmbedParams],
+    stage_cache: Path,
+) -> dict[str, int]:
+    """Model label -> the distinct texts of the grid that neither the embed stage's cache nor
+    calibrate's holds for it."""
+    missing = {}
+    for number, model in enumerate(models):
+        cache = EmbeddingCache(model.cache_dir, [stage_cache])
+        identity = model_identity(model)
+        keys = {
+            cache_key(identity, model.passage_prefix, text)
+            for (_, at), chunks in chunked.items()
+            if at == number
+            for text in chunks["text"]
+        }
+        keys |= {
+            cache_key(identity, model.query_prefix, text)
+            for found in query_sets.values()
+            for text in found.texts
+        }
+        missing[model_label(model)] = sum(key not in cache for key in keys)
+    return missing
 
 
 def usable_views(
