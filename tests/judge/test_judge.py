@@ -197,3 +197,23 @@ def test_the_audit_flag_rises_on_questions_a_strict_reviewer_rejects(
     assert any(flag.startswith("judge: an estimated") for flag in audits["bad"].flags)
     report = render_report(audits["bad"], params)
     assert "Least likely to pass a strict reviewer" in report and "judge: pass 0.0" in report
+
+
+@pytest.mark.slow
+def test_cached_readings_are_the_readers_and_a_rerun_reads_from_them(read, tmp_path):
+    from goldenset.judge.reader import READINGS_FILE, cached_read
+
+    pairs = [
+        ("Zebrafish regrow their fins within two weeks.", "How fast do zebrafish regrow fins?"),
+        ("Sharks do not regrow fins.", "Do sharks regrow fins?"),
+    ]
+    cached = cached_read(tmp_path)
+    assert [cached(s, q) for s, q in pairs] == [pytest.approx(read(s, q)) for s, q in pairs]
+    kept = json.loads((tmp_path / READINGS_FILE).read_text())
+    assert len(kept) == 2
+    # a later run answers from the file, not the model: a planted reading comes back
+    planted = {key: [9.0, -9.0] for key in kept}
+    (tmp_path / READINGS_FILE).write_text(json.dumps(planted))
+    again = cached_read(tmp_path)
+    assert [again(s, q) for s, q in pairs] == [(9.0, -9.0), (9.0, -9.0)]
+    assert again(pairs[0][0], pairs[0][1], "claim") == pytest.approx(read(*pairs[0], "claim"))

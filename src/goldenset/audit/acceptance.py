@@ -12,7 +12,7 @@ from goldenset.audit.checks import Acceptance
 from goldenset.core.echo import WindowFrequency, WindowIndex
 from goldenset.judge.features import question_features
 from goldenset.judge.model import WEIGHTS, load_judge
-from goldenset.judge.reader import Reader
+from goldenset.judge.reader import cached_read
 from goldenset.judge.referee import load_referee
 
 
@@ -27,6 +27,7 @@ def estimate_acceptance(
     golden: pd.DataFrame,
     documents: dict[str, WindowIndex],
     rows: list[int],
+    cache_dir: str,
     weights: Path = WEIGHTS,
 ) -> Acceptance:
     """The packaged judge's probabilities for the golden set's rows of `rows` (the referee model
@@ -34,6 +35,7 @@ def estimate_acceptance(
     model = load_judge(weights)
     rows = golden.iloc[rows]
     rarity = WindowFrequency(documents.values())
-    features = question_features(rows, documents, rarity, load_referee(), Reader().read)
+    read = cached_read(Path(cache_dir))  # a re-run with the same questions loads no model
+    features = question_features(rows, documents, rarity, load_referee(), read)
     aucs = {name: criterion.auc for name, criterion in model.models.items()}
     return Acceptance(model.probabilities(features.set_axis(rows.index)), aucs)

@@ -88,6 +88,7 @@ class AuditParams(Section):
     duplicate_cosine: float = Field(0.9, gt=0, le=1, description="embedding cosine of duplicates")
     sample_size: int = Field(10, ge=0, description="questions shown per report section")
     seed: int = 0
+    cache_dir: str = "cache/judge"  # the reader's readings (a DVC output of audit)
 
 
 ExampleQueries = Annotated[

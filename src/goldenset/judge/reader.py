@@ -15,13 +15,17 @@ the bundled GGUF, whatever generate.local.model_path says.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.files import write_json
 from goldenset.core.install import install_command
-from goldenset.generation.providers.local_model import default_model_path
+from goldenset.generation.providers.local_model import MODEL_SHA256, default_model_path
 
 # the instruction comes first so that only the sentence, the query and ASK are paid per pair;
 # each form of query (generation.prompt.Form) is asked what the strict rule asks of it
@@ -102,6 +106,40 @@ class Reader:
             kept += 1
         llm.n_tokens = kept
         llm.eval(tokens[kept:])
+
+
+READINGS_FILE = "readings.json"  # in a cache folder: what the reader said of each pair
+# what a reading depends on besides its pair: the prompt and the model file
+READER_VERSION = hashlib.sha256(
+    json.dumps([INSTRUCTIONS, QUERY_AFTER, ASK, SENTENCE_TOKENS, MODEL_SHA256]).encode()
+).hexdigest()[:16]
+
+
+def cached_read(folder: Path, n_threads: int | None = None):
+    """A Read that answers from the readings kept in `folder` and asks the reader (loaded on the
+    first pair it lacks) for the others, each new reading kept at once: a re-run of the audit
+    with the same questions loads no model."""
+    path = folder / READINGS_FILE
+    try:
+        kept: dict[str, list[float]] = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        kept = {}
+    reader: list[Reader] = []
+
+    def read(sentence: str, question: str, form: str = "question") -> tuple[float, float]:
+        key = hashlib.sha256(
+            "\x1f".join([READER_VERSION, form, sentence, question]).encode()
+        ).hexdigest()
+        if key not in kept:
+            if not reader:
+                reader.append(Reader(n_threads))
+            kept[key] = list(reader[0].read(sentence, question, form))
+            folder.mkdir(parents=True, exist_ok=True)
+            write_json(path, kept, indent=0)
+        margin, likelihood = kept[key]
+        return margin, likelihood
+
+    return read
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -51,6 +51,7 @@ class AuditStage(StageParams):
 
 
 def main(params: AuditStage) -> None:
+    Path(params.audit.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output, even empty
     documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
     query_sets = read_query_sets()
     [golden_set] = [found for found in query_sets.values() if found.entry.golden]
@@ -121,7 +122,7 @@ def judge(
     sample = _sample(golden, params)
     chosen = set(sample)
     extra = [row for row, qid in enumerate(golden["qid"]) if qid in reviewed and row not in chosen]
-    return estimate_acceptance(golden, documents, sorted(sample + extra), weights)
+    return estimate_acceptance(golden, documents, sorted(sample + extra), params.cache_dir, weights)
 
 
 def write_judged(golden: pd.DataFrame, judged: Acceptance | None) -> None:
