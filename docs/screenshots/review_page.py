@@ -9,7 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1] / "images"  # shown on the tutorial page
 
 
 def main(url: str) -> None:
