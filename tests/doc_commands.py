@@ -15,8 +15,10 @@ TITLE = re.compile(r'title="(?P<path>[^"]+)"')
 HIDDEN = re.compile(r"^<!-- test: (?P<command>.+?) -->$")
 EXITS = re.compile(r"#\s*exits? (?P<status>\d+)")
 ELLIPSIS = "…"
-# a varying number: ~12, ~-0.03, ~$0.0031, ~1,234.5 (the `$` stays literal)
-VARYING = re.compile(r"~(?P<dollar>\$?)-?\d[\d,]*(?:\.\d+)?")
+# a number that varies from run to run: `~~N` one the program prints plain (the site shows N,
+# the mark dropped: docs/hooks.py), `~N` one it prints after a real `~` (an estimate); e.g.
+# ~~12, ~~-0.03, ~~$0.0031, ~1,234.5 (the `$` stays literal)
+VARYING = re.compile(r"(?P<tilde>~~?)(?P<dollar>\$?)-?\d[\d,]*(?:\.\d+)?")
 NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -103,7 +105,8 @@ def normalise(line: str) -> str:
 
 
 def pattern(shown: str) -> re.Pattern:
-    """A shown line as a pattern over a real one: `~N` any number, `…` at an end any text."""
+    """A shown line as a pattern over a real one: `~~N` any number, `~N` a real `~` and any
+    number, `…` at an end any text."""
     text = normalise(shown)
     head = text.startswith(ELLIPSIS)
     tail = text.endswith(ELLIPSIS) and len(text) > 1
@@ -111,8 +114,8 @@ def pattern(shown: str) -> re.Pattern:
     parts, last = [], 0
     for varying in VARYING.finditer(text):
         parts.append(re.escape(text[last : varying.start()]))
-        # a real `~12 s` (an estimate) is matched by `~N` as well as a real `12 s`
-        parts.append("~?" + re.escape(varying["dollar"]) + NUMBER)
+        real_tilde = "~" if varying["tilde"] == "~" else ""
+        parts.append(real_tilde + re.escape(varying["dollar"]) + NUMBER)
         last = varying.end()
     parts.append(re.escape(text[last:]))
     body = "".join(parts).replace(r"\ ", r"\s+")

@@ -371,3 +371,13 @@ def test_a_console_blocks_copy_button_copies_its_commands_alone(tmp_path):
     finally:
         server.shutdown()
     assert copied == ["echo one \\\n    two\nls\n", "a: 1"]
+
+
+def test_the_site_drops_the_varying_mark_in_console_blocks_only():
+    from docs.hooks import without_varying_marks
+
+    page = (
+        "Write `~~N` for a varying number.\n\n```console\n$ serve\nat 127.0.0.1:~~40259, "
+        "expect ~29 requests\n```\n\n```text\nkept ~~12\n```\n"
+    )
+    assert without_varying_marks(page) == page.replace("127.0.0.1:~~40259", "127.0.0.1:40259")

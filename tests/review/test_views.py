@@ -12,11 +12,11 @@ from goldenset.review.pipeline import (
     judge_against_person,
     person_estimate,
     scored_counts,
-    without_failed,
 )
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import Verdicts, verdict_row
 from goldenset.review.views import Document, marked, missed, query_view, ranked_view
+from goldenset.scoring.configuration import ScoreInputs, without_questions
 
 
 def verdicts_of(kinds: dict[str, str], drawn: str = "random") -> Verdicts:
@@ -87,10 +87,24 @@ def test_failed_questions_leave_the_golden_set_only():
     judgments = pd.DataFrame({"qid": ["a", "b", "c"], "doc_id": ["1", "2", "3"]})
     golden = QuerySet(entry, table, ["a", "b", "c"], ["A", "B", "C"], judgments)
     real = QuerySet(QUERY_SETS["real"], table, ["a", "b", "c"], ["A", "B", "C"], judgments)
-    sets = without_failed({"synthetic": golden, "real": real}, {"b"})
-    assert sets["synthetic"].qids == ["a", "c"] and sets["synthetic"].texts == ["A", "C"]
-    assert sets["synthetic"].judgments["qid"].tolist() == ["a", "c"]
-    assert sets["real"] is real
+    vectors = np.arange(6.0).reshape(3, 2)
+    inputs = ScoreInputs(
+        pd.DataFrame(),
+        np.zeros((0, 2)),
+        {"synthetic": golden, "real": real},
+        {"synthetic": vectors, "real": vectors},
+        {},
+        {},
+    )
+    left = without_questions(inputs, {"b"})
+    kept = left.query_sets["synthetic"]
+    assert kept.qids == ["a", "c"] and kept.texts == ["A", "C"]
+    assert kept.judgments["qid"].tolist() == ["a", "c"]
+    assert kept.table["qid"].tolist() == ["a", "c"]
+    assert left.query_vectors["synthetic"].tolist() == [[0.0, 1.0], [4.0, 5.0]]
+    assert left.query_sets["real"] is real and left.query_vectors["real"] is vectors
+    gone = without_questions(inputs, {"a", "b", "c"})
+    assert "synthetic" not in gone.query_vectors and len(gone.query_sets["synthetic"]) == 0
 
 
 def test_scored_counts_say_what_a_person_checked():

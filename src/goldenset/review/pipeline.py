@@ -4,13 +4,11 @@ the judge's estimate, and ranks the judge against the person (ROC AUC on this co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from goldenset.corpus.querysets import QuerySet
 from goldenset.review.params import ReviewParams
 from goldenset.review.verdicts import Verdicts, pass_share, read_verdicts
 
@@ -29,14 +27,6 @@ def read_review(params: ReviewParams) -> Verdicts:
 
 def left_out(verdicts: Verdicts, params: ReviewParams) -> set[str]:
     return verdicts.failed() if params.leave_out_failed else set()
-
-
-def without_failed(sets: Mapping[str, QuerySet], failed: set[str]) -> dict[str, QuerySet]:
-    """The query sets with the golden set's failed questions taken out."""
-    return {
-        name: found.without(failed) if found.entry.golden and failed else found
-        for name, found in sets.items()
-    }
 
 
 def scored_counts(golden_qids: list[str], verdicts: Verdicts, failed: set[str]) -> dict:

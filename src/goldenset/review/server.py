@@ -96,6 +96,10 @@ class Project:
         return review_order(list(self.queries), passes, self.params.sample, self.params.seed)
 
     @cached_property
+    def drawn(self) -> dict[str, str]:
+        return dict(self.order)
+
+    @cached_property
     def verdict_file(self) -> VerdictFile:
         return VerdictFile(self.root / self.params.verdicts_path)
 
@@ -152,7 +156,7 @@ def miss(project: Project, qid: str, retrievers: list[str]) -> dict:
 
 def record(project: Project, body: dict) -> dict:
     qid = body["qid"]
-    drawn = dict(project.order)[qid]
+    drawn = project.drawn[qid]
     row = verdict_row(
         project.queries[qid], body["kind"], body.get("note", ""), project.labeller, drawn
     )
