@@ -41,3 +41,17 @@ def for_type_checkers(tree: ast.AST) -> set[int]:
         for statement in node.body
         for inner in ast.walk(statement)
     }
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium driven by Playwright (the system's browser: nothing is downloaded), one
+    for the session: Playwright's sync API runs one event loop, so every test shares it."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import chromium
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield launched
+        launched.close()

@@ -329,16 +329,12 @@ def test_a_figure_its_file_lacks_fails_the_build_naming_page_and_reference(tmp_p
 
 
 @pytest.mark.slow
-def test_a_console_blocks_copy_button_copies_its_commands_alone(tmp_path):
+def test_a_console_blocks_copy_button_copies_its_commands_alone(tmp_path, browser):
     """In Chromium, on the built site: a console block's button copies the commands without
     their "$ " prompts and output (a continued command whole); another block copies as is."""
     import functools
     import http.server
     import threading
-
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser import chromium
 
     needs_site_tools()
     copy_site_sources(tmp_path)
@@ -355,20 +351,18 @@ def test_a_console_blocks_copy_button_copies_its_commands_alone(tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), serve)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     copied = []
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-            context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
-            shown = context.new_page()
-            shown.goto(f"http://127.0.0.1:{server.server_address[1]}/tutorials/review/")
-            buttons = shown.locator('[data-md-type="copy"], .md-clipboard')
-            buttons.first.wait_for(state="attached")
-            for number in range(buttons.count()):
-                buttons.nth(number).click(force=True)
-                shown.wait_for_timeout(200)
-                copied.append(shown.evaluate("navigator.clipboard.readText()"))
-            browser.close()
+        shown = context.new_page()
+        shown.goto(f"http://127.0.0.1:{server.server_address[1]}/tutorials/review/")
+        buttons = shown.locator('[data-md-type="copy"], .md-clipboard')
+        buttons.first.wait_for(state="attached")
+        for number in range(buttons.count()):
+            buttons.nth(number).click(force=True)
+            shown.wait_for_timeout(200)
+            copied.append(shown.evaluate("navigator.clipboard.readText()"))
     finally:
+        context.close()
         server.shutdown()
     assert copied == ["echo one \\\n    two\nls\n", "a: 1"]
 

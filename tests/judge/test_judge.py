@@ -208,12 +208,16 @@ def test_cached_readings_are_the_readers_and_a_rerun_reads_from_them(read, tmp_p
         ("Sharks do not regrow fins.", "Do sharks regrow fins?"),
     ]
     cached = cached_read(tmp_path)
-    assert [cached(s, q) for s, q in pairs] == [pytest.approx(read(s, q)) for s, q in pairs]
+    first = [cached(s, q) for s, q in pairs]
     kept = json.loads((tmp_path / READINGS_FILE).read_text())
-    assert len(kept) == 2
+    assert sorted(map(tuple, kept.values())) == sorted(first)  # what was read is what is kept
+    # the reader's own: llama.cpp's numbers move a little with what it evaluated before
+    assert first == [pytest.approx(read(s, q), abs=0.1) for s, q in pairs]
     # a later run answers from the file, not the model: a planted reading comes back
     planted = {key: [9.0, -9.0] for key in kept}
     (tmp_path / READINGS_FILE).write_text(json.dumps(planted))
     again = cached_read(tmp_path)
     assert [again(s, q) for s, q in pairs] == [(9.0, -9.0), (9.0, -9.0)]
-    assert again(pairs[0][0], pairs[0][1], "claim") == pytest.approx(read(*pairs[0], "claim"))
+    assert again(pairs[0][0], pairs[0][1], "claim") == pytest.approx(
+        read(*pairs[0], "claim"), abs=0.1
+    )

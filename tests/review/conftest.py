@@ -11,24 +11,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from goldenset.core.files import write_parquet
 from goldenset.review.params import ReviewParams
 from goldenset.review.server import Project, serve
 from goldenset.review.verdicts import read_verdicts
-from tests.browser import chromium
 from tests.conftest import ROOT
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 def write_project(folder: Path, questions: list[dict], documents: list[dict]) -> Path:
