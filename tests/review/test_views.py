@@ -7,9 +7,11 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet
+from goldenset.judge.model import WEIGHTS
 from goldenset.review.params import ReviewParams
 from goldenset.review.pipeline import (
     judge_against_person,
+    judge_weights,
     person_estimate,
     scored_counts,
 )
@@ -142,3 +144,11 @@ def test_the_judge_is_ranked_against_the_person():
         "auc": round(roc_auc_score(passed, probabilities.iloc[:30]), 4),
     }
     assert judge_against_person(probabilities, verdicts_of({"q1": "pass"}))["auc"] is None
+
+
+def test_the_audit_reads_the_judge_refitted_with_the_teams_verdicts_once_it_exists(tmp_path):
+    params = ReviewParams(folder=str(tmp_path / "review"))
+    assert judge_weights(params) == WEIGHTS  # the shipped judge until `review --refit`
+    params.judge_path.parent.mkdir()
+    params.judge_path.write_text(WEIGHTS.read_text())
+    assert judge_weights(params) == params.judge_path

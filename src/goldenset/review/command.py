@@ -59,12 +59,11 @@ def refit_judge(project: Project) -> str:
 
     from goldenset.core.paths import DOCUMENTS
     from goldenset.judge.refit import refit_with
-    from goldenset.review.pipeline import refitted_judge
 
     verdicts = project.verdict_file.read()
     verdicts.check()
     documents = pd.read_parquet(project.root / DOCUMENTS, columns=["doc_id", "text"])
-    out = project.root / refitted_judge(project.params)
+    out = project.root / project.params.judge_path
     return refit_with(list(verdicts.by_qid.values()), documents, out)
 
 

@@ -11,6 +11,7 @@ from pydantic import Field
 from goldenset.core.params import Section
 
 VERDICTS_FILE = "verdicts.jsonl"  # in review.folder
+JUDGE_FILE = "judge.json"  # in review.folder: the judge `goldenset review --refit` fits
 
 
 class ReviewParams(Section):
@@ -25,3 +26,8 @@ class ReviewParams(Section):
     @property
     def verdicts_path(self) -> Path:
         return Path(self.folder) / VERDICTS_FILE
+
+    @property
+    def judge_path(self) -> Path:
+        """The judge refitted with the team's verdicts, which the audit reads when it exists."""
+        return Path(self.folder) / JUDGE_FILE

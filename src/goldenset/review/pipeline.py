@@ -9,13 +9,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from goldenset.judge.model import WEIGHTS
 from goldenset.review.params import ReviewParams
 from goldenset.review.verdicts import Verdicts, pass_share, read_verdicts
 
 
-def refitted_judge(params: ReviewParams) -> Path:
-    """Where `goldenset review --refit` writes the judge the audit then reads."""
-    return Path(params.folder) / "judge.json"
+def judge_weights(params: ReviewParams) -> Path:
+    """The judge the audit reads: refitted with the team's verdicts when `goldenset review
+    --refit` wrote one, else the shipped judge."""
+    return params.judge_path if params.judge_path.exists() else WEIGHTS
 
 
 def read_review(params: ReviewParams) -> Verdicts:

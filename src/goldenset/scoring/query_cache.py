@@ -20,6 +20,21 @@ from typing import Any
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_json
 
+FOLDER_README = """# cache/retrievers
+
+Answers of your own retrievers (`retrievers.external`) and stores, one JSON file per retriever
+identity, written by the score stage: a re-run that changes nothing of a retriever asks it
+nothing again. A DVC output of score, shared through your remote like the LLM answers.
+"""
+
+
+def prepare_folder(folder: Path) -> None:
+    """The answers' folder, with a README: an output folder DVC finds empty draws a warning."""
+    folder.mkdir(parents=True, exist_ok=True)
+    readme = folder / "README.md"
+    if not readme.exists():
+        readme.write_text(FOLDER_README, encoding="utf-8")
+
 
 def digest(*parts: str) -> str:
     """A short stable hash of some strings (their order counts)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import Field
 
-from goldenset.audit.acceptance import estimate_acceptance, judged_rows
+from goldenset.audit.acceptance import judge, judge_sample
 from goldenset.audit.checks import (
     Acceptance,
     ChanceLimit,
@@ -36,9 +36,8 @@ from goldenset.core.paths import (
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.querysets import read_query_sets
-from goldenset.judge.model import WEIGHTS
 from goldenset.review.params import ReviewParams
-from goldenset.review.pipeline import read_review, refitted_judge, review_metrics
+from goldenset.review.pipeline import judge_weights, read_review, review_metrics
 from goldenset.scoring.params import ScoreParams
 
 log = logging.getLogger("goldenset")
@@ -65,12 +64,12 @@ def main(params: AuditStage) -> None:
     vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
     echoes = reference_echoes(query_sets, documents)
     verdicts = read_review(params.review)
-    refitted = refitted_judge(params.review)
-    weights = refitted if refitted.exists() else WEIGHTS
+    weights = judge_weights(params.review)
     judged = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
-    acceptance = judged and Acceptance(
-        judged.probabilities.loc[_sample(golden, params.audit)], judged.aucs
-    )
+    acceptance = None
+    if judged is not None:  # the set's share: from the seeded sample alone
+        sampled = judged.probabilities.loc[judge_sample(golden, params.audit)]
+        acceptance = Acceptance(sampled, judged.aucs)
     p_pass = judged.probabilities["pass"] if judged else pd.Series(dtype=float)
     p_pass.index = golden["qid"].iloc[p_pass.index]
     review = review_metrics(verdicts, set(golden["qid"]), p_pass, params.review)
@@ -105,24 +104,6 @@ def main(params: AuditStage) -> None:
     )
     for flag in audit.flags:
         log.warning("audit: %s", flag)
-
-
-def _sample(golden: pd.DataFrame, params: AuditParams) -> list[int]:
-    return judged_rows(len(golden), params.judge_sample, params.seed)
-
-
-def judge(
-    golden: pd.DataFrame, documents: dict, params: AuditParams, reviewed: set[str], weights: Path
-) -> Acceptance | None:
-    """The judge's reading of its seeded sample, and of the questions a person reviewed (to rank
-    the judge against the person); None when the judge is off (audit.judge_sample: 0). weights:
-    the shipped judge's, or the one refitted with the team's verdicts."""
-    if params.judge_sample == 0:
-        return None
-    sample = _sample(golden, params)
-    chosen = set(sample)
-    extra = [row for row, qid in enumerate(golden["qid"]) if qid in reviewed and row not in chosen]
-    return estimate_acceptance(golden, documents, sorted(sample + extra), params.cache_dir, weights)
 
 
 def write_judged(golden: pd.DataFrame, judged: Acceptance | None) -> None:

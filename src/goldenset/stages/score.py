@@ -20,6 +20,7 @@ from goldenset.scoring.configuration import (
     write_score_outputs,
 )
 from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.query_cache import prepare_folder
 from goldenset.scoring.retriever_params import RetrieversParams
 
 log = logging.getLogger("goldenset")
@@ -37,7 +38,7 @@ def main(params: ScoreStage) -> None:
     [golden] = [found for found in inputs.query_sets.values() if found.entry.golden]
     failed = left_out(verdicts, params.review)
     inputs = without_questions(inputs, failed)
-    Path(params.retrievers.external.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output
+    prepare_folder(Path(params.retrievers.external.cache_dir))  # a DVC output
     try:
         outputs = score_inputs(inputs, params.score, params.retrievers)
     finally:  # a retriever that failed half-way keeps the answers it gave
