@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -36,7 +37,7 @@ except ModuleNotFoundError:  # Python 3.10
 # a reference may be wrapped over lines, as a paragraph's text is
 FIGURE = re.compile(r"(?<!\$)\{\{\s*figure\((?P<args>.*?)\)\s*\}\}", re.DOTALL)
 UNFINISHED = re.compile(r"(?<!\$)\{\{\s*figure\b.{0,60}", re.DOTALL)
-NAMED = re.compile(r"(?<!\$)\{\{\s*(?P<name>version|repo_url)\s*\}\}")
+NAMED = re.compile(r"(?<!\$)\{\{\s*(?P<name>version|repo_url|install_ref)\s*\}\}")
 
 Key = str | int
 
@@ -51,11 +52,30 @@ class Project:
 
     version: str
     repo_url: str
+    install_ref: str = ""  # what install lines pin: the release's tag, else this commit
 
     @property
     def repo_name(self) -> str:
         """owner/name, as the site's header shows it."""
         return urlparse(self.repo_url).path.strip("/").removesuffix(".git")
+
+
+def install_ref(root: Path, version: str) -> str:
+    """What an install line can pin that exists: the tag v<version> once the release is tagged
+    (docs/development.md, releasing), else the commit the site is built from; the tag's name
+    outside a git checkout."""
+    tag = f"v{version}"
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+
+    try:
+        if git("rev-parse", "-q", "--verify", f"refs/tags/{tag}").returncode == 0:
+            return tag
+        head = git("rev-parse", "HEAD")
+    except OSError:  # no git
+        return tag
+    return head.stdout.strip() if head.returncode == 0 else tag
 
 
 def project(pyproject_toml: str) -> Project:
@@ -171,7 +191,8 @@ def fill(markdown: str, page: str, facts: Project, read: Callable[[str], Any]) -
         except FigureError as error:
             raise FigureError(f"{page}: {match[0]}: {error}") from None
 
-    named = {"version": facts.version, "repo_url": facts.repo_url}
+    ref = facts.install_ref or f"v{facts.version}"
+    named = {"version": facts.version, "repo_url": facts.repo_url, "install_ref": ref}
     filled = FIGURE.sub(figure, NAMED.sub(lambda match: named[match["name"]], markdown))
     unfinished = UNFINISHED.search(filled)
     if unfinished:

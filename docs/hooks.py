@@ -5,8 +5,10 @@ committed files.
 In a page's Markdown, code blocks included:
 
 - `{{ version }}` is pyproject.toml's `[project] version`, `{{ repo_url }}` its
-  `[project.urls] Repository` (so an install line can read
-  `pip install "goldenset-rag[local] @ git+{{ repo_url }}@v{{ version }}"`);
+  `[project.urls] Repository`, `{{ install_ref }}` the tag v<version> once it exists, else the
+  commit the site is built from (so an install line can read
+  `pip install "goldenset-rag[local] @ git+{{ repo_url }}@{{ install_ref }}"` and name
+  something that exists);
 - `{{ figure("metrics/scores.json", "synthetic.dense.ndcg@10", ".3f") }}` is the value under
   that key of that JSON or YAML file (a path from the repository's top), in that Python format
   spec (optional). A key holding a dot is written as a list of keys:
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import griffe
@@ -36,7 +39,7 @@ for folder in (HERE, HERE.parent / "src"):  # reference.py and figures.py; the p
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from figures import FigureError, Project, fill, parsed_file, project  # noqa: E402
+from figures import FigureError, Project, fill, install_ref, parsed_file, project  # noqa: E402
 from reference import docstring_markdown, field_comment, pages  # noqa: E402
 
 # Sphinx roles some docstrings use (":class:`Store`"): the API page shows the code name alone
@@ -52,6 +55,7 @@ def on_config(config):
         facts = project((root_of(config) / "pyproject.toml").read_text(encoding="utf-8"))
     except (FigureError, OSError) as error:
         raise PluginError(str(error)) from None
+    facts = replace(facts, install_ref=install_ref(root_of(config), facts.version))
     config.repo_url, config.repo_name = facts.repo_url, facts.repo_name
     config.copyright = f"goldenset-rag {facts.version}"
     config.extra["project"] = facts
@@ -70,9 +74,15 @@ VARYING_MARK = re.compile(r"~~(?=\$?-?\d)")
 FENCE = re.compile(r"^\s*(?P<fence>`{3,})(?P<info>\S*)")
 
 
+# a page's shared block (docs/_snippets/), put in before the page's {{ }} are filled, so that the
+# block's install line names the same version and commit as the page's
+SNIPPET = re.compile(r'^--8<-- "(?P<path>docs/_snippets/[^"]+)"$', re.MULTILINE)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
     facts: Project = config.extra["project"]
     root = root_of(config)
+    markdown = SNIPPET.sub(lambda match: (root / match["path"]).read_text("utf-8"), markdown)
     try:
         filled = fill(markdown, page.file.src_uri, facts, lambda path: parsed_file(root, path))
     except FigureError as error:

@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 
 import goldenset
-from docs.figures import FigureError, Project, fill, parse_figure, parsed_file, project
+from docs.figures import (
+    FigureError,
+    Project,
+    fill,
+    install_ref,
+    parse_figure,
+    parsed_file,
+    project,
+)
 from docs.reference import docstring_markdown, field_comment
 from tests.conftest import ROOT
 from tests.test_docs_reference import HEAVY, build, copy_site_sources, needs_site_tools
@@ -375,3 +383,23 @@ def test_the_site_drops_the_varying_mark_in_console_blocks_only():
         "expect ~29 requests\n```\n\n```text\nkept ~~12\n```\n"
     )
     assert without_varying_marks(page) == page.replace("127.0.0.1:~~40259", "127.0.0.1:40259")
+
+
+def test_install_lines_name_the_release_tag_once_it_exists_else_the_commit(tmp_path):
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert install_ref(tmp_path, "1.2.3") == "v1.2.3"  # not a git checkout: the tag's name
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    commit = git("rev-parse", "HEAD")
+    assert install_ref(tmp_path, "1.2.3") == commit  # no tag yet: a commit that exists
+    git("tag", "v1.2.3")
+    assert install_ref(tmp_path, "1.2.3") == "v1.2.3"
+    page = 'pip install "goldenset-rag @ git+{{ repo_url }}@{{ install_ref }}"'
+    facts = Project("1.2.3", "https://github.com/owner/name", commit)
+    assert fill(page, "p.md", facts, parsed_file) == (
+        f'pip install "goldenset-rag @ git+https://github.com/owner/name@{commit}"'
+    )
