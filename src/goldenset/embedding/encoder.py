@@ -159,6 +159,10 @@ def cached_embedder(
     def embed(texts: Sequence[str], prefix: str, description: str = "embed") -> np.ndarray:
         if not texts:
             return np.zeros((0, dimension[0] if dimension else model()[1]), dtype=np.float32)
+        if encode_missing is None and any(
+            cache_key(identity, prefix, text) not in cache for text in texts
+        ):
+            model()  # loaded before any progress line: a model that cannot load is one line
         vectors = embed_texts(
             texts,
             encode,
