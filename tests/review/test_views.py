@@ -7,11 +7,10 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet
-from goldenset.judge.model import WEIGHTS
+from goldenset.judge.model import WEIGHTS, judge_weights
 from goldenset.review.params import ReviewParams
 from goldenset.review.pipeline import (
     judge_against_person,
-    judge_weights,
     person_estimate,
     scored_counts,
 )
@@ -148,7 +147,7 @@ def test_the_judge_is_ranked_against_the_person():
 
 def test_the_audit_reads_the_judge_refitted_with_the_teams_verdicts_once_it_exists(tmp_path):
     params = ReviewParams(folder=str(tmp_path / "review"))
-    assert judge_weights(params) == WEIGHTS  # the shipped judge until `review --refit`
+    assert judge_weights(params.judge_path) == WEIGHTS  # the shipped judge until `review --refit`
     params.judge_path.parent.mkdir()
     params.judge_path.write_text(WEIGHTS.read_text())
-    assert judge_weights(params) == params.judge_path
+    assert judge_weights(params.judge_path) == params.judge_path

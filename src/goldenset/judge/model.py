@@ -131,3 +131,9 @@ def load_judge(path: Path = WEIGHTS) -> Judge:
     payload = json.loads(path.read_text(encoding="utf-8"))
     models = {name: CriterionModel(**model) for name, model in payload["models"].items()}
     return Judge(payload["referee"], payload["labels"], models)
+
+
+def judge_weights(refitted: Path) -> Path:
+    """The judge the audit reads: the one `goldenset review --refit` fitted with the team's
+    verdicts (review.judge_path) when it exists, else the shipped judge."""
+    return refitted if refitted.exists() else WEIGHTS

@@ -4,20 +4,11 @@ the judge's estimate, and ranks the judge against the person (ROC AUC on this co
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from goldenset.judge.model import WEIGHTS
 from goldenset.review.params import ReviewParams
 from goldenset.review.verdicts import Verdicts, pass_share, read_verdicts
-
-
-def judge_weights(params: ReviewParams) -> Path:
-    """The judge the audit reads: refitted with the team's verdicts when `goldenset review
-    --refit` wrote one, else the shipped judge."""
-    return params.judge_path if params.judge_path.exists() else WEIGHTS
 
 
 def read_review(params: ReviewParams) -> Verdicts:

@@ -36,8 +36,9 @@ from goldenset.core.paths import (
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.querysets import read_query_sets
+from goldenset.judge.model import judge_weights
 from goldenset.review.params import ReviewParams
-from goldenset.review.pipeline import judge_weights, read_review, review_metrics
+from goldenset.review.pipeline import read_review, review_metrics
 from goldenset.scoring.params import ScoreParams
 
 log = logging.getLogger("goldenset")
@@ -64,7 +65,7 @@ def main(params: AuditStage) -> None:
     vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
     echoes = reference_echoes(query_sets, documents)
     verdicts = read_review(params.review)
-    weights = judge_weights(params.review)
+    weights = judge_weights(params.review.judge_path)
     judged = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
     acceptance = None
     if judged is not None:  # the set's share: from the seeded sample alone
