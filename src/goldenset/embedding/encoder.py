@@ -124,13 +124,17 @@ def embed_texts(
     batch_size: int = 64,
     description: str = "embed",
     encode_missing: MissingEncoder | None = None,
+    ready: Callable[[], object] | None = None,
 ) -> np.ndarray:
     """Vectors for texts in order; only distinct texts missing from the cache are encoded, by
-    encode in batches or, when given, by encode_missing (another engine) all at once. An empty
-    texts needs the dimension."""
+    encode in batches or, when given, by encode_missing (another engine) all at once. ready, when
+    given, is called once before a text is encoded (a lazy model loads there, before any progress
+    line). An empty texts needs the dimension."""
     keys = [cache_key(identity, prefix, text) for text in texts]
     missing = _distinct_missing(keys, texts, cache)
     if missing:
+        if ready is not None:
+            ready()
         log.info("%s: %d of %d texts not in the cache", description, len(missing), len(texts))
         if encode_missing is not None:
             encode_missing(missing, cache, prefix)
@@ -159,10 +163,6 @@ def cached_embedder(
     def embed(texts: Sequence[str], prefix: str, description: str = "embed") -> np.ndarray:
         if not texts:
             return np.zeros((0, dimension[0] if dimension else model()[1]), dtype=np.float32)
-        if encode_missing is None and any(
-            cache_key(identity, prefix, text) not in cache for text in texts
-        ):
-            model()  # loaded before any progress line: a model that cannot load is one line
         vectors = embed_texts(
             texts,
             encode,
@@ -172,6 +172,7 @@ def cached_embedder(
             batch_size=params.batch_size,
             description=description,
             encode_missing=encode_missing,
+            ready=None if encode_missing else model,  # a model that cannot load: one line
         )
         dimension[:] = [vectors.shape[1]]
         return vectors
