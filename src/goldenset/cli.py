@@ -203,7 +203,7 @@ def add_review(commands: argparse._SubParsersAction) -> None:
         "--refit",
         action="store_true",
         help="refit the judge with your verdicts beside the shipped labels (the bundled model "
-        "reads each, ~2 s), print the held-out AUC before and after, write review.folder/"
+        "reads each, ~1 s), print the held-out AUC before and after, write review.folder/"
         "judge.json for the audit, then exit",
     )
     rev.add_argument(

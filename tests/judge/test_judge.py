@@ -45,8 +45,13 @@ def referee():
 
 
 @pytest.fixture(scope="module")
-def read():
-    return Reader().read
+def reader():
+    return Reader()
+
+
+@pytest.fixture(scope="module")
+def read(reader):
+    return reader.read
 
 
 @pytest.fixture(scope="module")
@@ -90,13 +95,51 @@ def test_features_measure_each_question_against_its_evidence_with_the_referee(re
 
 
 @pytest.mark.slow
+def test_a_referee_with_a_cache_folder_keeps_its_vectors_there_for_the_next_run(referee, tmp_path):
+    from goldenset.judge.referee import REFEREE_FOLDER
+
+    texts = ["How fast do zebrafish regrow fins?", "Do sharks regrow fins?"]
+    first = load_referee(tmp_path)(texts, "query: ")
+    assert list((tmp_path / REFEREE_FOLDER).glob("*.npz"))  # kept
+    # the cached referee's vectors are the model's, and a later run answers with the kept ones
+    assert np.einsum("ij,ij->i", first, referee(texts, "query: ")).min() > 0.999
+    assert np.array_equal(load_referee(tmp_path)(texts, "query: "), first)
+
+
+@pytest.mark.slow
 def test_the_reader_says_yes_to_a_sentence_that_answers_and_no_to_one_that_does_not(read):
     sentence = "Zebrafish regrow their amputated fins within two weeks."
     answered, _ = read(sentence, "How long do zebrafish take to regrow their fins?")
     unanswered, _ = read(sentence, "Why do sharks fail to regrow their fins?")
     assert answered > 0 > unanswered
-    # the same pair read twice (the instruction kept from the call before) reads the same
+    # the same pair read again, after another (the instruction kept from the call before),
+    # reads the same
     assert read(sentence, "How long do zebrafish take to regrow their fins?")[0] == answered
+
+
+@pytest.mark.slow
+def test_the_readers_logits_are_llama_cpps_for_every_token_on_the_rows_it_asks_for(reader):
+    """The reader has llama.cpp compute the output layer for the rows it reads only, and keeps
+    the instruction's tokens for the next call: both give llama-cpp-python's own logits for the
+    same tokens evaluated in the same steps (the instruction alone, then the rest)."""
+    import llama_cpp
+
+    from goldenset.generation.providers.local_model import default_model_path
+    from goldenset.judge.reader import CONTEXT_TOKENS
+
+    everything = llama_cpp.Llama(
+        model_path=str(default_model_path()), n_ctx=CONTEXT_TOKENS, logits_all=True, verbose=False
+    )
+    shared = reader._tokens("Sentence: zebrafish regrow their fins within two weeks.\nQuestion:")
+    for question in (" How fast do zebrafish regrow fins?", " Do sharks regrow fins?"):
+        tokens = shared + reader._tokens(question)
+        rows = [len(shared), len(shared) + 2, len(tokens) - 1]
+        everything.reset()
+        everything.eval(tokens[: len(shared)])
+        everything.eval(tokens[len(shared) :])
+        expected = np.asarray(everything.scores[rows], dtype=np.float64)
+        # the second question finds the shared tokens kept from the first
+        assert np.abs(reader._logits(tokens, rows, len(shared)) - expected).max() < 1e-3
 
 
 @pytest.mark.slow

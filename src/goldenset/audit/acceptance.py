@@ -59,7 +59,8 @@ def estimate_acceptance(
     model = load_judge(weights)
     rows = golden.iloc[rows]
     rarity = WindowFrequency(documents.values())
-    read = cached_read(Path(cache_dir))  # a re-run with the same questions loads no model
-    features = question_features(rows, documents, rarity, load_referee(), read)
+    # a re-run with the same questions loads no model
+    referee, read = load_referee(cache_dir), cached_read(Path(cache_dir))
+    features = question_features(rows, documents, rarity, referee, read)
     aucs = {name: criterion.auc for name, criterion in model.models.items()}
     return Acceptance(model.probabilities(features.set_axis(rows.index)), aucs)

@@ -9,11 +9,13 @@ favour that retriever.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from goldenset.core.params import EmbedParams
-from goldenset.embedding.encoder import load_encoder
+from goldenset.embedding.cache import EmbeddingCache
+from goldenset.embedding.encoder import cached_embedder, load_encoder
 from goldenset.judge.features import REFEREE_PREFIXES, Embed
 
 REFEREE = EmbedParams(
@@ -24,8 +26,15 @@ REFEREE = EmbedParams(
 )
 
 
-def load_referee() -> Embed:
-    """texts, prefix -> unit vectors by the referee (the prefix is e5's "query: "/"passage: ")."""
+REFEREE_FOLDER = "referee"  # in a cache folder: the referee's vectors
+
+
+def load_referee(cache_dir: str | Path | None = None) -> Embed:
+    """texts, prefix -> unit vectors by the referee (the prefix is e5's "query: "/"passage: ").
+    With cache_dir, its vectors are kept there and the model loads only for a text it lacks."""
+    if cache_dir is not None:
+        cached = cached_embedder(REFEREE, EmbeddingCache(Path(cache_dir) / REFEREE_FOLDER))
+        return lambda texts, prefix: cached(texts, prefix, "referee")
     encode, _ = load_encoder(REFEREE)
 
     def embed(texts: Sequence[str], prefix: str) -> np.ndarray:
