@@ -10,6 +10,8 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
+from html.parser import HTMLParser
 from importlib import metadata
 from pathlib import Path
 
@@ -403,3 +405,116 @@ def test_install_lines_name_the_release_tag_once_it_exists_else_the_commit(tmp_p
     assert fill(page, "p.md", facts, parsed_file) == (
         f'pip install "goldenset-rag @ git+https://github.com/owner/name@{commit}"'
     )
+
+
+# the site as rendered --------------------------------------------------------------------
+
+# the elements a page's content may hold: HTML's own and the inline SVG of icons; any other tag
+# in the built page is Markdown text taken for HTML (`<word>` in prose), which a browser drops
+HTML_NAMES = (
+    "a abbr article aside b blockquote br button caption code col colgroup dd del details div "
+    "dl dt em figcaption figure footer h1 h2 h3 h4 h5 h6 header hr i iframe img input ins kbd "
+    "label li mark nav ol p path pre script section small span strong sub summary sup svg "
+    "table tbody td th thead tr u ul video"
+)
+ELEMENTS = set(HTML_NAMES.split())
+VARYING_MARK = re.compile(r"~~(?=\$?-?\d)")
+
+
+VOID = {"br", "col", "hr", "img", "input", "path"}  # elements with no end tag (in an icon's SVG)
+
+
+class ConsoleBlocks(HTMLParser):
+    """The text of each console block of a built page's content (a code block whose text starts
+    with the `$ ` prompt: the highlighter names no language), and the names of its tags."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[str] = []
+        self.tags: set[str] = set()
+        self._depth = 0  # inside the content's <article>
+        self._block: int | None = None  # the depth of the code block's <div class="highlight">
+        self._title = False  # inside a titled block's file name
+
+    @property
+    def console(self) -> list[str]:
+        return [block.rstrip("\n") for block in self.blocks if block.startswith("$ ")]
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag != "article" and not self._depth:
+            return
+        self.tags.add(tag)
+        classes = (dict(attrs).get("class") or "").split()
+        self._depth += tag not in VOID
+        if tag == "div" and "highlight" in classes:
+            self._block = self._depth
+            self.blocks.append("")
+        self._title = self._title or "filename" in classes
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._depth or tag in VOID:
+            return
+        if tag == "div" and self._block == self._depth:
+            self._block = None
+        self._title = self._title and tag != "span"
+        self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._block is not None and not self._title:
+            self.blocks[-1] += data
+
+
+def console_sources(markdown: str) -> list[str]:
+    """Each console block of a page's Markdown, as the reader should see it: the test's mark of
+    a varying value dropped."""
+    blocks, body, indent = [], None, ""
+    for line in markdown.splitlines():
+        fence = re.match(r"^(\s*)```(\S*)", line)
+        if body is None and fence and fence[2].startswith("console"):
+            body, indent = [], fence[1]
+        elif body is not None and line.strip() == "```":
+            # Markdown writes a tab as spaces to the next of its 4-column stops
+            blocks.append("\n".join(VARYING_MARK.sub("", text).expandtabs(4) for text in body))
+            body = None
+        elif body is not None:
+            body.append(line.removeprefix(indent))
+    return blocks
+
+
+@pytest.mark.slow
+def test_every_console_block_renders_as_its_page_writes_it_and_no_text_is_taken_for_html(
+    tmp_path,
+):
+    """The built site, read as a browser does: each console block's text is the page's, values
+    that vary shown without the docs test's mark; no `<word>` of prose becomes a tag."""
+    from docs.hooks import SNIPPET
+
+    needs_site_tools()
+    copy_site_sources(tmp_path)
+    page = tmp_path / "docs" / "tutorials" / "review.md"  # planted: a block, and a `<word>`
+    planted = "```console\n$ serve\nat 127.0.0.1:~~40259, ~29 <word> requests\n```\n\nAsk <word>.\n"
+    page.write_text(page.read_text(encoding="utf-8") + "\n" + planted)
+    built = build(tmp_path, tmp_path / "site")
+    assert built.returncode == 0, built.stderr
+    facts = project((ROOT / "pyproject.toml").read_text())
+    facts = replace(facts, install_ref=install_ref(tmp_path, facts.version))  # as the build did
+    problems = []
+    for source in sorted((tmp_path / "docs").rglob("*.md")):
+        name = source.relative_to(tmp_path / "docs").with_suffix("")
+        html = tmp_path / "site" / name / "index.html"
+        if name.name == "index":
+            html = tmp_path / "site" / name.parent / "index.html"
+        if not html.is_file():
+            continue  # a snippet, not a page
+        markdown = SNIPPET.sub(
+            lambda found: (ROOT / found["path"]).read_text("utf-8"), source.read_text("utf-8")
+        )
+        markdown = fill(markdown, str(name), facts, lambda path: parsed_file(ROOT, path))
+        rendered = ConsoleBlocks()
+        rendered.feed(html.read_text(encoding="utf-8"))
+        if rendered.console != console_sources(markdown):
+            problems.append(f"{name}: its console blocks render otherwise than written")
+        if rendered.tags - ELEMENTS:
+            problems.append(f"{name}: text taken for HTML: {sorted(rendered.tags - ELEMENTS)}")
+    # the planted block renders as written, its mark dropped; the planted prose is caught
+    assert problems == ["tutorials/review: text taken for HTML: ['word']"], "\n".join(problems)

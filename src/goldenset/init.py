@@ -15,12 +15,10 @@ from __future__ import annotations
 import copy
 import hashlib
 import io
-import json
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,12 @@ from ruamel.yaml.comments import CommentedMap
 import goldenset
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
-from goldenset.core.install import DISTRIBUTION, project_url
+from goldenset.core.install import (
+    DISTRIBUTION,
+    installed_direct_url,
+    project_url,
+    reachable_requirement,
+)
 from goldenset.core.params import section_model
 from goldenset.params import Params
 
@@ -114,23 +117,19 @@ def requirement(
     direct: dict | None, version: str, extras: Sequence[str], repository: str | None
 ) -> str:
     """What CI pip-installs to get this very version with these extras, from the installed
-    distribution's direct_url.json. Installed from a git URL: that commit. From an index or a
-    wheel (None, or an archive): the version's tag v<version> in `repository`, since no index
-    has this distribution. A local path (a checkout, an editable install, a local git
-    repository) is not reachable from CI: refuse, saying how to name the requirement."""
+    distribution's direct_url.json (core.install.reachable_requirement). A local path (a
+    checkout, an editable install, a local git repository) is not reachable from CI: refuse,
+    saying how to name the requirement."""
+    found = reachable_requirement(direct, version, extras, repository)
+    if found is not None:
+        return found
     name = DISTRIBUTION + (f"[{','.join(extras)}]" if extras else "")
-    url = (direct or {}).get("url", "")
-    vcs = (direct or {}).get("vcs_info") or {}
-    if vcs.get("vcs") == "git" and vcs.get("commit_id") and not url.startswith("file:"):
-        return f"{name} @ git+{url}@{vcs['commit_id']}"
     if not direct or "archive_info" in direct:
-        if repository is None:
-            raise GoldensetError(
-                "goldenset init: this goldenset names no repository (Project-URL Repository) "
-                f'to install it from in CI: pass --package REQUIREMENT, e.g. "{name} @ git+URL"'
-            )
-        return f"{name} @ git+{repository}@v{version}"
-    where = url.removeprefix("file://") or "unknown"
+        raise GoldensetError(
+            "goldenset init: this goldenset names no repository (Project-URL Repository) "
+            f'to install it from in CI: pass --package REQUIREMENT, e.g. "{name} @ git+URL"'
+        )
+    where = direct.get("url", "").removeprefix("file://") or "unknown"
     raise GoldensetError(
         f"goldenset init: goldenset was installed from a local path ({where}); the CI "
         "workflow cannot install that: pass --package REQUIREMENT, e.g. --package "
@@ -176,19 +175,6 @@ def remote_urls(top: Path) -> list[str]:
         raise GoldensetError(f"goldenset init: `dvc remote list` failed: {reason}")
     # each line: name, url, and (default) for the default remote
     return [line.split()[1] for line in process.stdout.splitlines() if len(line.split()) > 1]
-
-
-def installed_direct_url() -> dict | None:
-    """The installed distribution's direct_url.json; None when pip installed it from an index
-    (or it is not installed: run from a source folder)."""
-    try:
-        text = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        return None
-    try:
-        return json.loads(text) if text else None
-    except json.JSONDecodeError:
-        return None
 
 
 def installed_from(extras: Sequence[str]) -> str:

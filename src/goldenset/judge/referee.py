@@ -34,7 +34,7 @@ def load_referee(cache_dir: str | Path | None = None) -> Embed:
     With cache_dir, its vectors are kept there and the model loads only for a text it lacks."""
     if cache_dir is not None:
         cached = cached_embedder(REFEREE, EmbeddingCache(Path(cache_dir) / REFEREE_FOLDER))
-        return lambda texts, prefix: cached(texts, prefix, "referee")
+        return lambda texts, prefix: cached(texts, prefix, f"referee ({prefix.strip(': ')})")
     encode, _ = load_encoder(REFEREE)
 
     def embed(texts: Sequence[str], prefix: str) -> np.ndarray:
