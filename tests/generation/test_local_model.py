@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import sys
 import threading
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.install import install_command
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.generation.providers.local_model import (
@@ -287,7 +289,7 @@ def test_missing_llama_cpp_says_which_extra_to_install(monkeypatch):
     from goldenset.generation.providers.local import LocalProvider
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what `import` sees when it is absent
-    with pytest.raises(GoldensetError, match=r'pip install "goldenset-rag\[local\]'):
+    with pytest.raises(GoldensetError, match=re.escape(install_command("local"))):
         LocalProvider(GenerateParams())
 
 

@@ -1,7 +1,10 @@
-"""The score stage's logic: one configuration scored from the pipeline's files (run), by
-retrievers (the retrievers package, a module each, the exact ones over the top-k engine in topk)
-whose ranked lists are judged per chunk, per document and per context budget (relevance, views),
-measured (metrics: the measures declared in measures), set against chance (chance), and written as
-metrics files (outputs), TREC and BEIR exports (exports) and the worst-misses report (reports).
-querysets holds a query set with its judgments and turns ranked lists into scores; tokens counts
-the context budget's tokens with one fixed tokenizer."""
+"""The score stage's logic. configuration reads the pipeline's files once, scores one
+configuration (every enabled retriever on every query set) and writes the stage's outputs;
+ranked scores one retriever on one query set (its rankings measured by goldenset.metrics:
+relevance, views, measures, chance). The retrievers package holds the built-in retrievers, a
+module each, the exact ones over the top-k engine in topk; stores holds the adapters of a
+team's own store, whose passages locate places in their documents and foreign turns into the
+chunking it is scored over; query_cache keeps the answers of a retriever outside the pipeline.
+outputs, exports and reports write the metrics files, the TREC and BEIR exports and the
+worst-misses report; tokens counts the context budget's tokens with one fixed tokenizer; params
+and retriever_params are the params.yaml sections `score:` and `retrievers:`."""

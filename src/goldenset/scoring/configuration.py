@@ -177,7 +177,7 @@ class ScoreOutputs:
 
 
 def score_inputs(
-    inputs: ScoreInputs, sp: ScoreParams, retrievers: RetrieversSection
+    inputs: ScoreInputs, score: ScoreParams, retrievers: RetrieversSection
 ) -> ScoreOutputs:
     """Every enabled retriever on every query set of the inputs, scored; reads no file.
 
@@ -186,12 +186,12 @@ def score_inputs(
     own = [name for name in RETRIEVERS.names() if name not in stores()]
     parts = []
     if any(getattr(retrievers, name).enabled for name in own):
-        parts.append(_score_chunking(inputs, sp, only(retrievers, own)))
+        parts.append(_score_chunking(inputs, score, only(retrievers, own)))
     enabled_stores = [name for name in stores() if getattr(retrievers, name).enabled]
-    parts += [_score_store(name, inputs, sp, retrievers) for name in enabled_stores]
+    parts += [_score_store(name, inputs, score, retrievers) for name in enabled_stores]
     if not parts:
         raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
-    return _outputs(parts, sp)
+    return _outputs(parts, score)
 
 
 @dataclass
@@ -205,19 +205,21 @@ class _Part:
     # the chunking's whole worst-misses report (title, introduction, a section per retriever);
     # empty where it scored no golden set
     misses: str = ""
-    stores: dict[str, dict] = field(default_factory=dict)  # what became of a store's passages
+    placements: dict[str, dict] = field(default_factory=dict)  # what became of a store's passages
 
 
-def _score_chunking(inputs: ScoreInputs, sp: ScoreParams, retrievers: RetrieversSection) -> _Part:
+def _score_chunking(
+    inputs: ScoreInputs, score: ScoreParams, retrievers: RetrieversSection
+) -> _Part:
     """The enabled retrievers over the chunks of the inputs, on every query set."""
     chunks = inputs.chunks
     corpus = Corpus(chunks["chunk_id"].tolist(), chunks["text"].tolist(), inputs.chunk_vectors)
-    search = _Searches(corpus, retrievers, resolve_device(sp.device), inputs.loaded)
+    search = _Searches(corpus, retrievers, resolve_device(score.device), inputs.loaded)
     part = _Part()
-    for prepared in prepare_sets(inputs, sp):
+    for prepared in prepare_sets(inputs, score):
         query_set = prepared.query_set
         vectors = inputs.query_vectors[query_set.name]
-        scored = _score_set(prepared, vectors, search, sp)
+        scored = _score_set(prepared, vectors, search, score)
         part.chance[query_set.name] = scored.chance
         if scored.metrics:
             part.metrics[query_set.name] = scored.metrics
@@ -230,12 +232,12 @@ def _score_chunking(inputs: ScoreInputs, sp: ScoreParams, retrievers: Retrievers
             part.exports.update(golden_exports(scored.queries, chunks))
             text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
             texts = [text_of[item] for item in query_set.item_ids]
-            part.misses = _worst_misses(sp, prepared, scored.ranked, texts)
+            part.misses = _worst_misses(score, prepared, scored.ranked, texts)
     return part
 
 
 def _score_store(
-    name: str, inputs: ScoreInputs, sp: ScoreParams, retrievers: RetrieversSection
+    name: str, inputs: ScoreInputs, score: ScoreParams, retrievers: RetrieversSection
 ) -> _Part:
     """A store over its own chunking: asked every question (or read from its cache), its passages
     placed in their documents, then scored as a chunking of its own. Without its whole chunking
@@ -246,7 +248,7 @@ def _score_store(
     asked = (text for found in inputs.query_sets.values() for text in found.texts)
     texts = list(dict.fromkeys(asked))
     try:
-        answers = ask_store(name, source, texts, max(sp.depth, max(sp.ks)))
+        answers = ask_store(name, source, texts, max(score.depth, max(score.ks)))
         listed = listed_chunks(name, source)
     finally:
         source.close()
@@ -262,12 +264,12 @@ def _score_store(
         inputs,
         chunks=chunking.chunks,
         chunk_vectors=np.zeros((len(chunking.chunks), 0), dtype=np.float32),
-        token_starts=_token_starts(inputs.token_starts, chunking.documents, sp.tokenizer),
+        token_starts=_token_starts(inputs.token_starts, chunking.documents, score.tokenizer),
         loaded={name: chunking.answers},
         documents=chunking.documents,
     )
     # chance levels belong to goldenset's chunking: a store's part computes none
-    quiet = sp.model_copy(update={"chance_rankings": 0, "max_chance": 1.0})
+    quiet = score.model_copy(update={"chance_rankings": 0, "max_chance": 1.0})
     # the store alone: every other enabled retriever is scored in a part of its own (and this
     # chunking has neither vectors for goldenset's retrievers nor answers of another store)
     part = _score_chunking(own, quiet, only(retrievers, [name]))
@@ -276,7 +278,7 @@ def _score_store(
     part.exports[paths.store_corpus(name)] = beir_corpus(chunking.chunks)
     if not chunking.listed:
         _drop_chunk_view(part, inputs.query_sets)
-    part.stores[name] = placement_summary(chunking)
+    part.placements[name] = placement_summary(chunking)
     return part
 
 
@@ -289,27 +291,27 @@ def _token_starts(
     return {**known, **(document_token_starts(tokenizer, new) if len(new) else {})}
 
 
-def _outputs(parts: list[_Part], sp: ScoreParams) -> ScoreOutputs:
+def _outputs(parts: list[_Part], score: ScoreParams) -> ScoreOutputs:
     """The parts gathered into the stage's outputs: one metrics file, one results table."""
     metrics: Metrics = {}
-    rows, exports, chance, stores = [], {}, {}, {}
+    rows, exports, chance, placements = [], {}, {}, {}
     for part in parts:
         for set_name, by_retriever in part.metrics.items():
             metrics.setdefault(set_name, {}).update(by_retriever)
         rows += part.rows
         exports.update(part.exports)
         chance.update(part.chance)
-        stores.update(part.stores)
+        placements.update(part.placements)
     if not rows:
         raise GoldensetError("retrievers: no enabled retriever ranked any query set")
     frame = pd.concat(rows, ignore_index=True)
-    headline, detail = split_metrics(metrics, sp.headline)
+    headline, detail = split_metrics(metrics, score.headline)
     return ScoreOutputs(
         results=frame,
         scores=headline,
-        detail={**detail, "chance": chance, **({"stores": stores} if stores else {})},
-        intervals=headline_intervals(frame, sp.headline, sp.intervals),
-        recall_plot=recall_plot_rows(metrics, sp.ks),
+        detail={**detail, "chance": chance, **({"stores": placements} if placements else {})},
+        intervals=headline_intervals(frame, score.headline, score.intervals),
+        recall_plot=recall_plot_rows(metrics, score.ks),
         worst_misses=_joined_reports([part.misses for part in parts]),
         exports=exports,
     )
@@ -427,23 +429,25 @@ class _Scored:
 
 
 def _score_set(
-    prepared: PreparedSet, vectors: np.ndarray, search: _Searches, sp: ScoreParams
+    prepared: PreparedSet, vectors: np.ndarray, search: _Searches, score: ScoreParams
 ) -> _Scored:
     query_set = prepared.query_set
-    ks, depth = sp.ks, max(sp.depth, max(sp.ks))
+    ks, depth = score.ks, max(score.depth, max(score.ks))
     searched, retrievers = search.over(query_set)
     queries = Queries(query_set, prepared.texts, vectors)
     ranked = rank_all(retrievers, queries, depth)
     by_chunk = {name: found.indices for name, found in ranked.items()}
     if prepared.chunk_items is not None:  # documents ranked: rank chunks for the contexts
         by_chunk = search.chunk_rankings(prepared, vectors, depth)
-    chance = chance_means(query_set, prepared.views, ks, depth, sp.chance_rankings, sp.chance_seed)
-    _flag_chance(query_set, chance, sp)
+    chance = chance_means(
+        query_set, prepared.views, ks, depth, score.chance_rankings, score.chance_seed
+    )
+    _flag_chance(query_set, chance, score)
     metrics, rows = {}, []
     for retriever, found in ranked.items():
         views = prepared.views if retriever in by_chunk else None
         values, frame = score_ranked(
-            query_set, retriever, found, ks, sp.headline, views, by_chunk.get(retriever)
+            query_set, retriever, found, ks, score.headline, views, by_chunk.get(retriever)
         )
         extra = RETRIEVERS[retriever].extra_metrics
         own = {}
@@ -452,7 +456,7 @@ def _score_set(
             values.update(own)
         metrics[retriever] = values
         rows.append(frame)
-        shown = [*sp.headline, *(name for name in own if name.endswith(f"@{max(ks)}"))]
+        shown = [*score.headline, *(name for name in own if name.endswith(f"@{max(ks)}"))]
         log.info("%s/%s: %s", query_set.name, retriever, _headline(values, shown))
     return _Scored(queries, ranked, metrics, rows, chance)
 
@@ -500,7 +504,7 @@ class _Searches:
         return {name: found.indices for name, found in ranked.items()}
 
 
-def prepare_sets(inputs: ScoreInputs, sp: ScoreParams) -> list[PreparedSet]:
+def prepare_sets(inputs: ScoreInputs, score: ScoreParams) -> list[PreparedSet]:
     """Each query set with its judgments and views; sets without questions are left out."""
     chunks = inputs.chunks
     sets = []
@@ -519,8 +523,8 @@ def prepare_sets(inputs: ScoreInputs, sp: ScoreParams) -> list[PreparedSet]:
             continue
         name, qids, judgments = questions.name, questions.qids, questions.judgments
         if questions.entry.judged_by == BY_SPANS:
-            qrels = evidence_qrels(qids, judgments, chunks, sp.min_overlap)
-            views = span_views(qids, judgments, layout, items, sp.budgets)
+            qrels = evidence_qrels(qids, judgments, chunks, score.min_overlap)
+            views = span_views(qids, judgments, layout, items, score.budgets)
             sets.append(
                 PreparedSet(chunk_set(name, qids, qrels, chunks, classes), questions, views)
             )
@@ -536,7 +540,7 @@ def prepare_sets(inputs: ScoreInputs, sp: ScoreParams) -> list[PreparedSet]:
         chunk_items = chunk_set(name, qids, csr_array(by_chunk), chunks, classes)
         # judged per layout document: the same as by_doc but for documents without chunks
         by_layout = document_qrels(qids, judgments, layout.doc_ids)
-        views = document_judged_views(by_layout, layout, items, sp.budgets)
+        views = document_judged_views(by_layout, layout, items, score.budgets)
         sets.append(PreparedSet(documents, questions, views, chunk_items))
     if not sets:
         raise GoldensetError(
@@ -571,12 +575,12 @@ def corpus_for(corpus: Corpus, query_set: ItemJudgments) -> Corpus:
     )
 
 
-def _flag_chance(query_set: ItemJudgments, chance: dict[str, float], sp: ScoreParams) -> None:
+def _flag_chance(query_set: ItemJudgments, chance: dict[str, float], score: ScoreParams) -> None:
     """One warning per headline metric that a random ranking already scores above
     score.max_chance."""
-    for name in sp.headline:
+    for name in score.headline:
         level = chance.get(name)
-        if level is not None and level > sp.max_chance:
+        if level is not None and level > score.max_chance:
             log.warning(
                 "warning: %s: a random ranking of its %d %s scores %s %.3g, above "
                 "score.max_chance %.3g: more documents%s",
@@ -585,7 +589,7 @@ def _flag_chance(query_set: ItemJudgments, chance: dict[str, float], sp: ScorePa
                 "documents" if name.startswith("doc_") else "items",
                 name,
                 level,
-                sp.max_chance,
+                score.max_chance,
                 _remedy(name),
             )
 
@@ -610,16 +614,16 @@ def golden_exports(queries: Queries, chunks: pd.DataFrame) -> dict[Path, str]:
 
 
 def _worst_misses(
-    settings: ScoreParams, prepared: PreparedSet, ranked: dict[str, TopK], texts: list[str]
+    score: ScoreParams, prepared: PreparedSet, ranked: dict[str, TopK], texts: list[str]
 ) -> str:
     return worst_misses(
         prepared.questions.table,
         prepared.query_set,
         ranked,
         texts,
-        settings.worst_misses,
-        settings.worst_misses_chunks,
-        settings.worst_misses_chars,
+        score.worst_misses,
+        score.worst_misses_chunks,
+        score.worst_misses_chars,
     )
 
 

@@ -3,10 +3,13 @@ of packaged-MiniLM vectors, cut by RecursiveCharacterTextSplitter) asked through
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.install import install_command
 from goldenset.scoring.stores.base import ask_store, needs
 from goldenset.scoring.stores.langchain import LangChainParams, open_langchain
 from tests.scoring.stores.store_checks import TEAM_QUESTIONS as QUESTIONS
@@ -152,5 +155,5 @@ def test_a_chunks_module_that_does_not_import_names_the_chunks_field(settings):
 
 
 def test_a_client_that_is_not_installed_names_its_extra():
-    with pytest.raises(GoldensetError, match=r'pip install "goldenset-rag\[langchain\] @ git+'):
+    with pytest.raises(GoldensetError, match=re.escape(install_command("langchain"))):
         needs("langchain_core_not_installed", "langchain", "langchain")
