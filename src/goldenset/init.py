@@ -31,7 +31,7 @@ import goldenset
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
 from goldenset.core.install import (
-    DISTRIBUTION,
+    distribution_name,
     installed_direct_url,
     project_url,
     reachable_requirement,
@@ -123,7 +123,7 @@ def requirement(
     found = reachable_requirement(direct, version, extras, repository)
     if found is not None:
         return found
-    name = DISTRIBUTION + (f"[{','.join(extras)}]" if extras else "")
+    name = distribution_name(extras)
     if not direct or "archive_info" in direct:
         raise GoldensetError(
             "goldenset init: this goldenset names no repository (Project-URL Repository) "

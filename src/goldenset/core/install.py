@@ -45,6 +45,11 @@ def installed_direct_url() -> dict | None:
         return None
 
 
+def distribution_name(extras: Sequence[str]) -> str:
+    """goldenset's distribution with its extras, as a pip requirement names them."""
+    return DISTRIBUTION + (f"[{','.join(extras)}]" if extras else "")
+
+
 def reachable_requirement(
     direct: dict | None, version: str, extras: Sequence[str], repository: str | None
 ) -> str | None:
@@ -53,7 +58,7 @@ def reachable_requirement(
     or a wheel (None, or an archive), the tag v<version> in `repository`, since no index has
     this distribution. None for a local path (a checkout, an editable install, a local git
     repository), or a release that names no repository."""
-    name = DISTRIBUTION + (f"[{','.join(extras)}]" if extras else "")
+    name = distribution_name(extras)
     url = (direct or {}).get("url", "")
     vcs = (direct or {}).get("vcs_info") or {}
     if vcs.get("vcs") == "git" and vcs.get("commit_id") and not url.startswith("file:"):

@@ -72,7 +72,7 @@ class Reader:
             verbose=False,
         )
         self._batch = llama_cpp.llama_batch_init(CONTEXT_TOKENS, 0, 1)
-        self._evaluated: list[int] = []  # the tokens whose keys and values the context holds
+        self._evaluated: list[int] = []  # the instruction whose keys and values the context holds
         self._yes = self._first_tokens("Yes", "yes")
         self._no = self._first_tokens("No", "no")
 
