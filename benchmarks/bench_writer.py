@@ -18,43 +18,24 @@ Against the previous release's writer (questions, no title, one answer per promp
 from __future__ import annotations
 
 import argparse
-import importlib
-import io
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
+from baseline import ROOT, extract, use_source
 
-ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "559ea75"  # the last commit with the JSON question + evidence writer
-
-
-def _git(*args: str) -> bytes:
-    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True).stdout
 
 
 def _extract_baseline(rev: str, into: Path) -> tuple[Path, dict]:
     """The baseline's src/ folder and its params.yaml generate section."""
-    archive = _git("archive", "--format=tar", rev, "src", "params.yaml")
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
+    extract(rev, into, "src", "params.yaml")
     return into / "src", yaml.safe_load((into / "params.yaml").read_text())["generate"]
-
-
-def _use_source(src: Path) -> None:
-    """Make `import goldenset` load from `src`: drop every goldenset module already imported."""
-    for name in [n for n in sys.modules if n == "goldenset" or n.startswith("goldenset.")]:
-        del sys.modules[name]
-    sys.path[:] = [p for p in sys.path if not p.endswith("/src")]
-    sys.path.insert(0, str(src))
-    importlib.invalidate_caches()
 
 
 def _documents() -> tuple[list[tuple[str, str]], dict[str, str]]:
@@ -66,7 +47,7 @@ def _documents() -> tuple[list[tuple[str, str]], dict[str, str]]:
 
 
 def run_path(label: str, src: Path, generate: dict, questions: int, cache: Path) -> dict:
-    _use_source(src)
+    use_source(src)
     from goldenset.core.echo import overlap
     from goldenset.generation.params import GenerateParams
     from goldenset.generation.providers.registry import make_provider

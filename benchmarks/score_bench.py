@@ -17,6 +17,13 @@ Run: PYTHONPATH=src python benchmarks/score_bench.py [--chunks N --questions N -
 With --project DIR it times instead what the score stage runs on that project's pipeline files
 (goldenset.scoring.configuration: read_score_inputs, then score_inputs, every enabled retriever
 on every query set, nothing written), the functions the stage and `goldenset calibrate` call.
+
+With --baseline REV it times the scoring the stage runs, a retriever's run then the one
+evaluator (dense's rank, then goldenset.scoring.ranked.score_ranked: every metric and the
+result rows), on the same data with REV's code and this checkout's, taking turns --repeat times
+in this one process, and prints the ratio (target: within 1.1x of the baseline):
+
+    PYTHONPATH=src python benchmarks/score_bench.py --baseline 54e878b --repeat 3
 """
 
 from __future__ import annotations
@@ -198,6 +205,61 @@ def report(result: dict) -> None:
         print("(peak from ru_maxrss: /proc/self/clear_refs was not writable; it includes setup)")
 
 
+def stage_scoring(chunks, questions, relevant, k, ks, item_ids) -> dict[str, float]:
+    """A dense run and its evaluation through the score stage's own interfaces, imported from
+    whichever source folder `import goldenset` loads now (benchmarks/baseline.py)."""
+    import inspect
+
+    from goldenset.scoring.ranked import ItemJudgments, score_ranked
+    from goldenset.scoring.retrievers import Corpus, Queries
+    from goldenset.scoring.retrievers.dense import Dense
+
+    qrels = sparse.csr_array(
+        (np.ones(len(relevant)), (np.arange(len(relevant)), relevant)),
+        shape=(len(questions), len(chunks)),
+    )
+    qids = [f"q{row}" for row in range(len(questions))]
+    judged = ItemJudgments("synthetic", qids, qrels, item_ids)
+    dense = Dense(Corpus(item_ids, [""] * len(item_ids), chunks), "cpu")
+    # before the run became what every retriever returns, rank() also took earlier lists
+    earlier = ({},) if "earlier" in inspect.signature(dense.rank).parameters else ()
+    found = dense.rank(Queries(judged, [""] * len(qids), questions), k, *earlier)
+    metrics, _ = score_ranked(judged, "dense", found, ks, [f"ndcg@{min(10, k)}", f"recall@{k}"])
+    return metrics
+
+
+def against_baseline(args, chunks, questions, relevant, ks) -> None:
+    """This checkout's scoring against REV's, taking turns, best of --repeat rounds each."""
+    import tempfile
+
+    from baseline import ROOT, extract, use_source
+
+    item_ids = [f"c{row}" for row in range(len(chunks))]
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {args.baseline: extract(args.baseline, Path(tmp)) / "src", "this": ROOT / "src"}
+        times: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
+        means: dict[str, dict[str, float]] = {}
+        for round_ in range(args.repeat + 1):  # round 0 warms each tree up, untimed
+            for label, src in trees.items():
+                use_source(src)
+                part = slice(None) if round_ else slice(0, 64)
+                scored = (chunks, questions[part], relevant[part], args.k, ks, item_ids)
+                wall, cpu, means[label] = timed(stage_scoring, *scored)
+                if round_:
+                    times[label].append((wall, cpu))
+    print(f"{'code':<24} {'wall s':>8} {'CPU s':>8}")
+    for label in trees:
+        wall, cpu = best(times[label])
+        print(f"{label:<24} {wall:8.2f} {cpu:8.2f}")
+    ratio = best(times["this"])[0] / best(times[args.baseline])[0]
+    print(f"this / {args.baseline}: {ratio:.3f}x (<= 1.1x  {verdict(ratio <= 1.1)})")
+    old, new = means[args.baseline], means["this"]
+    same = old.keys() == new.keys() and all(
+        np.array_equal(old[name], new[name], equal_nan=True) for name in old
+    )
+    print(f"every metric equal to the baseline's: {same}")
+
+
 def time_configuration(project: Path) -> None:
     """The score stage's computation on a project's files, timed: one configuration."""
     from goldenset.params import load_params
@@ -226,11 +288,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="rounds; the best of each is shown")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--project", type=Path, help="time the score stage's work on a project")
+    parser.add_argument("--baseline", help="a revision: its scoring against this checkout's")
     args = parser.parse_args()
     if args.project:
         time_configuration(args.project)
         return
     ks = sorted({k for k in (1, 3, 5, 10, args.k) if k <= args.k})
+    if args.baseline:
+        data = make_data(args.chunks, args.questions, args.dim, args.seed)
+        against_baseline(args, *data, ks)
+        return
 
     print(
         f"{args.chunks:,} chunks x {args.questions:,} questions x {args.dim} dims, k={args.k}; "

@@ -187,10 +187,12 @@ def metrics_page() -> str:
 # retrievers ------------------------------------------------------------------------------
 
 
-def _fusion(entry) -> str:
-    if entry.foreign:
-        return "a store: scored over its own chunking (not fusable)"
-    return "fusable by hybrid" if entry.fusable else "fuses other retrievers"
+def _kind(name: str) -> str:
+    from goldenset.scoring.retrievers import fusions, stores
+
+    if name in stores():
+        return "a store: its run is over its own chunking (not fusable)"
+    return "fuses the runs of other retrievers" if name in fusions() else "fusable by hybrid"
 
 
 def retrievers_page() -> str:
@@ -213,8 +215,7 @@ def retrievers_page() -> str:
             parts.append(" ".join(doc.split("\n\n")[0].split()) + "\n\n")
         traits = [
             "reads no embedding" if entry.model_free else "reads the embeddings",
-            "exact search" if entry.exact else "",
-            _fusion(entry),
+            _kind(name),
             "has metrics of its own" if entry.extra_metrics is not None else "",
         ]
         parts.append(

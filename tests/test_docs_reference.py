@@ -195,3 +195,11 @@ def test_a_broken_internal_link_fails_the_strict_build(tmp_path):
     built = build(tmp_path, tmp_path / "site")
     assert built.returncode != 0
     assert "no-such-page.md" in built.stderr
+
+
+def test_the_plugin_retriever_on_the_development_page_is_the_tested_one():
+    """The page shows the toy retriever the plugin test installs, in full and under 30 lines."""
+    plugin = ROOT / "tests" / "toy_plugins" / "goldenset-toy-search" / "goldenset_toy_search.py"
+    code = plugin.read_text(encoding="utf-8")
+    assert len(code.splitlines()) <= 30
+    assert f"```python\n{code}```" in (ROOT / "docs" / "development.md").read_text(encoding="utf-8")

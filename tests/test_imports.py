@@ -124,3 +124,34 @@ def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path):
     graph = imports(package)
     assert circles(graph) == [["goldenset.core.a", "goldenset.scoring.b"]]
     assert arrows_up(graph) == ["goldenset.core.a -> goldenset.scoring.b"]
+
+
+# a package a newcomer reads first keeps each module to a few screens and each function to one
+SIZE_LIMITS = {"scoring": (300, 60)}  # package -> (lines a module, lines a function)
+
+
+def oversized(package: Path, module_lines: int, function_lines: int) -> list[str]:
+    """Modules longer than ``module_lines`` and functions longer than ``function_lines``."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(package.parent).as_posix()
+        if len(text.splitlines()) > module_lines:
+            found.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > function_lines:
+                    found.append(f"{name}: {node.name}() {length} lines")
+    return found
+
+
+def test_scoring_reads_in_screens():
+    for package, (module_lines, function_lines) in SIZE_LIMITS.items():
+        assert oversized(PACKAGE / package, module_lines, function_lines) == []
+
+
+def test_the_size_check_sees_a_long_function(tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n" + "    x = 1\n" * 3)
+    assert oversized(tmp_path, 10, 3) == [f"{tmp_path.name}/a.py: f() 4 lines"]
+    assert oversized(tmp_path, 3, 60) == [f"{tmp_path.name}/a.py: 4 lines"]

@@ -17,7 +17,7 @@ from goldenset.review.pipeline import (
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import Verdicts, verdict_row
 from goldenset.review.views import Document, marked, missed, query_view, ranked_view
-from goldenset.scoring.configuration import ScoreInputs, without_questions
+from goldenset.scoring.inputs import ScoreInputs, without_questions
 
 
 def verdicts_of(kinds: dict[str, str], drawn: str = "random") -> Verdicts:

@@ -14,7 +14,8 @@ from goldenset.chunking.params import ChunkParams
 from goldenset.core import paths
 from goldenset.corpus.queries import golden_evidence
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet
-from goldenset.scoring.configuration import SCORED_CHUNK_COLUMNS, ScoreInputs, score_inputs
+from goldenset.scoring.configuration import score_inputs
+from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, ScoreInputs
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.scoring.retrievers import load_retrievers

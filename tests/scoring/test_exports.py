@@ -109,7 +109,7 @@ def scored(tmp_path_factory) -> Path:
     params["score"]["worst_misses"] = 2
     params["retrievers"]["external"] = {
         "enabled": True,
-        "callable": "external.example_search:search",
+        "callable": "external.tfidf_search:search",
         "run_file": None,
     }
     params["retrievers"]["hybrid"]["fuse"] = ["dense", "bm25", "external"]

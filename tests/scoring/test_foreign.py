@@ -102,7 +102,7 @@ class ToyParams(StoreSection):
 def toy_registered():
     RETRIEVERS.register(
         "toystore",
-        RetrieverEntry(ToyParams, build_answered, order=50, model_free=True, foreign=True),
+        RetrieverEntry(ToyParams, build_answered, order=50, model_free=True),
     )
     try:
         yield retrievers_model()
@@ -113,7 +113,7 @@ def toy_registered():
 OTHERS = ["bm25", "ann", "hybrid"]  # dense stays on: the toy store is measured against it
 
 
-def scored_with_toy(tmp_path, params_model, opener=None, sp=None, **store):
+def scored_with_toy(tmp_path, params_model, opener=None, score=None, **store):
     inputs = memory_inputs()
     golden = inputs.query_sets["synthetic"]
     documents = sample_documents(12)
@@ -125,7 +125,7 @@ def scored_with_toy(tmp_path, params_model, opener=None, sp=None, **store):
     retrievers = params_model.model_validate(
         {"toystore": {"enabled": True}, **{name: {"enabled": False} for name in OTHERS}}
     )
-    return score_inputs(inputs, sp or ScoreParams(device="cpu"), retrievers), source
+    return score_inputs(inputs, score or ScoreParams(device="cpu"), retrievers), source
 
 
 def all_metrics(outputs, retriever: str) -> dict[str, float]:
@@ -156,7 +156,7 @@ def test_a_store_that_cannot_list_keeps_the_document_and_context_views_only(
     shallow = ScoreParams(
         device="cpu", ks=[1, 3], depth=3, headline=["doc_ndcg@3", "context_recall@512", "mrr"]
     )
-    outputs, _ = scored_with_toy(tmp_path, toy_registered, sp=shallow, lists=False)
+    outputs, _ = scored_with_toy(tmp_path, toy_registered, score=shallow, lists=False)
     dense, toy = all_metrics(outputs, "dense"), all_metrics(outputs, "toystore")
     rows = outputs.results[outputs.results["retriever"] == "toystore"]
     returned = {item.removeprefix("toy-").split("#")[0] for ids in rows["top_ids"] for item in ids}

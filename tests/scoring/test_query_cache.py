@@ -35,7 +35,7 @@ def ranked(source: CallableSource, questions: list[str]):
         "synthetic", [f"q{i}" for i in range(len(questions))], qrels, CHUNK_IDS
     )
     queries = Queries(query_set, questions, np.zeros((len(questions), 2), dtype=np.float32))
-    return ExternalCallable(corpus, "external.search:search", source).rank(queries, 3, {})
+    return ExternalCallable(corpus, "external.search:search", source).rank(queries, 3)
 
 
 def test_an_unchanged_rerun_asks_nothing_and_a_new_question_is_asked_alone(tmp_path):

@@ -4,6 +4,7 @@ levels, the plot declaration and the metric table of docs/reading-results.md."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pkgutil
 import subprocess
@@ -29,7 +30,13 @@ from goldenset.params import Params, parse_params
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.ranked import recall_plot_rows
 from goldenset.scoring.retriever_params import RetrieversParams
-from goldenset.scoring.retrievers import RETRIEVERS, ranking_order
+from goldenset.scoring.retrievers import (
+    RETRIEVERS,
+    RetrieverEntry,
+    fusable,
+    fusions,
+    ranking_order,
+)
 from tests.conftest import ROOT
 
 
@@ -46,6 +53,13 @@ def test_fusing_retrievers_rank_after_those_they_fuse():
     stores = ["chroma", "langchain", "llamaindex", "postgres", "qdrant"]  # each over its own chunks
     assert order == ["dense", "bm25", "ann", "external", "hybrid", *stores]
     assert sorted(order) == sorted(RETRIEVERS)
+
+
+def test_an_entry_holds_only_what_a_retriever_is():
+    """Its params and builder, and four things more: what kind it is, its params class says."""
+    names = [field.name for field in dataclasses.fields(RetrieverEntry)]
+    assert names == ["params", "build", "order", "model_free", "extra_metrics", "load"]
+    assert fusions() == ["hybrid"] and "external" in fusable() and "chroma" not in fusable()
 
 
 def test_hybrid_fuses_only_retrievers_that_can_be_fused():

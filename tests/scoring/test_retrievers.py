@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,12 +21,10 @@ from goldenset.scoring.retrievers import (
     Queries,
     RankingContext,
     build_retrievers,
-    exact_search,
     rank_all,
 )
 from goldenset.scoring.retrievers.ann import ANNParams, recall_loss
 from goldenset.scoring.retrievers.dense import Dense
-from goldenset.scoring.retrievers.external import ExternalParams
 from goldenset.scoring.retrievers.fusion import reciprocal_rank_fusion
 from goldenset.scoring.topk import TopK, to_groups
 
@@ -282,13 +281,14 @@ def test_external_run_file_ranks_like_trec_eval(tmp_path):
     assert on_documents["external"].indices.tolist() == [[1, 0, -1]]
     # a query set with no query in the file is not scored by it
     other = document_queries(corpus, ["x"], np.zeros((1, 8)))
-    other.query_set.qids[0] = "elsewhere"
+    other.judged.qids[0] = "elsewhere"
     assert "external" not in rank_all(retrievers, other, 3)
 
 
 def test_external_run_file_naming_unknown_items_says_which_ids_it_needs(tmp_path):
     run = tmp_path / "run.trec"
-    run.write_text("q0 Q0 d0 1 1.0 team\n")  # a document id for a golden-set question
+    # a golden-set question's chunk id beside a document id
+    run.write_text("q0 Q0 d1#0 1 2.0 team\nq0 Q0 d0 2 1.0 team\n")
     params = retrievers_params(
         hybrid={"enabled": False}, external={"enabled": True, "run_file": str(run)}
     )
@@ -311,27 +311,37 @@ def test_external_needs_exactly_one_source():
 def test_dense_is_the_exact_reference():
     corpus = small_corpus()
     queries = chunk_queries(corpus, ["x"], corpus.vectors[[2]])
-    assert Dense(corpus).rank(queries, 2, {}).indices[0, 0] == 2
+    assert Dense(corpus).rank(queries, 2).indices[0, 0] == 2
 
 
-def test_ann_without_dense_measures_its_loss_against_the_exact_entry():
-    """The entry marked exact (dense) gives recall_loss its reference even when it is off."""
+def test_ann_without_dense_measures_its_loss_against_exact_search():
+    """dense (exact search) gives recall_loss its reference even when it is off."""
     corpus = small_corpus()
     queries = chunk_queries(corpus, ["a", "b"], corpus.vectors[[1, 4]])
     entry = RETRIEVERS["ann"]
     settings = ANNParams(index="ivf", ivf_nlist=3, ivf_nprobe=1)
-    approximate = entry.build(settings, corpus, "cpu", None).rank(queries, 4, {})
-    exact = Dense(corpus).rank(queries, 4, {})
+    approximate = entry.build(settings, corpus, "cpu", None).rank(queries, 4)
+    exact = Dense(corpus).rank(queries, 4)
     alone = entry.extra_metrics(approximate, RankingContext(queries, corpus, {}, 4), [1, 4])
-    assert exact_search()[0] == "dense"
     assert alone == recall_loss(approximate, exact, [1, 4])
 
 
-def test_only_an_external_run_file_is_left_out_of_chunk_rankings():
-    """A run file ranks the ids it holds, so a set judged per document gets no context view
-    from it; a callable ranks the chunks it is handed."""
-    external = RETRIEVERS["external"]
-    on = {"enabled": True}
-    assert not external.ranks_chunks_with(ExternalParams(**on, run_file="run.trec"))
-    assert external.ranks_chunks_with(ExternalParams(**on, callable="external.search:search"))
-    assert RETRIEVERS["bm25"].ranks_chunks_with(RETRIEVERS["bm25"].params())
+def test_a_run_file_of_documents_has_no_run_of_their_chunks(tmp_path):
+    """A run file ranks the ids it holds: asked for the chunks of a set judged per document (for
+    its contexts), it has no run of them, so that set gets no context view from it; a golden-set
+    run file of document ids is not scored on the golden set either."""
+    run = tmp_path / "run.trec"
+    run.write_text("q0 Q0 d1 1 2.0 team\nr0 Q0 d1 1 2.0 team\nr0 Q0 d0 2 1.0 team\n")
+    params = retrievers_params(
+        hybrid={"enabled": False}, external={"enabled": True, "run_file": str(run)}
+    )
+    corpus = small_corpus()
+    retrievers = build_retrievers(params, corpus, names=["external"])
+    assert list(retrievers) == ["external"]
+    documents = document_queries(corpus, ["x"], np.zeros((1, 8)))
+    assert rank_all(retrievers, documents, 3)["external"].indices.tolist() == [[1, 0, -1]]
+    their_chunks = Queries(
+        replace(documents.judged, item_ids=corpus.chunk_ids, groups=None), ["x"], np.zeros((1, 8))
+    )
+    assert rank_all(retrievers, their_chunks, 3) == {}
+    assert rank_all(retrievers, chunk_queries(corpus, ["a"], np.zeros((1, 8))), 3) == {}

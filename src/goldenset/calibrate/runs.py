@@ -42,14 +42,9 @@ from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.embedding.cache import EmbeddingCache, cache_key
 from goldenset.embedding.encoder import model_identity
 from goldenset.embedding.sets import embed_sets
-from goldenset.scoring.configuration import (
-    SCORED_CHUNK_COLUMNS,
-    ScoreInputs,
-    ScoreOutputs,
-    read_upstream,
-    score_inputs,
-    write_score_outputs,
-)
+from goldenset.scoring.configuration import score_inputs, write_score_outputs
+from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, ScoreInputs, read_upstream
+from goldenset.scoring.outputs import ScoreOutputs
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import RETRIEVERS, fused_sections, load_retrievers, model_free

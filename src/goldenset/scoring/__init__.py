@@ -1,10 +1,18 @@
-"""The score stage's logic. configuration reads the pipeline's files once, scores one
-configuration (every enabled retriever on every query set) and writes the stage's outputs;
-ranked scores one retriever on one query set (its rankings measured by goldenset.metrics:
-relevance, views, measures, chance). The retrievers package holds the built-in retrievers, a
-module each, the exact ones over the top-k engine in topk; stores holds the adapters of a
-team's own store, whose passages locate places in their documents and foreign turns into the
-chunking it is scored over; query_cache keeps the answers of a retriever outside the pipeline.
-outputs, exports and reports write the metrics files, the TREC and BEIR exports and the
-worst-misses report; tokens counts the context budget's tokens with one fixed tokenizer; params
-and retriever_params are the params.yaml sections `score:` and `retrievers:`."""
+"""The score stage's logic, read top down:
+
+- configuration: the three edges, read the pipeline's files, score them in memory, write the
+  outputs;
+- inputs: what scoring reads (ScoreInputs) and what a run's items are cut from (Chunking);
+- prepared: each query set projected onto a chunking (its judgments over the items, its views);
+- evaluation: every retriever's run over one chunking, on every query set, evaluated;
+- ranked: the one evaluator (a run against a set's judgments: metrics, chance levels, rows);
+- outputs: each chunking's scores gathered into the stage's files;
+- retrievers: the interface, the registry and a module per built-in retriever; topk, the exact
+  top-k engine they share;
+- stores: the adapters that ask a team's store; locate and foreign place a store's passages in
+  their documents and make the chunking it is scored over;
+- team_code: the one door for a team's own module:function; query_cache keeps its answers;
+- exports and reports: the TREC runs, the BEIR export and the worst-misses report; tokens
+  counts the context budget's tokens; params and retriever_params are the params.yaml sections
+  `score:` and `retrievers:`.
+"""

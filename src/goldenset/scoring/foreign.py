@@ -11,17 +11,27 @@ from every chunk of its documents: it is kept only when the store lists its chun
 A passage that cannot be placed (no document id, a document the corpus lacks, text not found)
 is not dropped: it becomes a chunk of a stand-in document of its own text, never relevant, that
 still takes its place in the ranking and spends its tokens in a context.
+
+:func:`store_chunking` is the whole way from a store to the chunking it is scored over: asked
+every question of every set (or read from its cache), its passages placed.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
+from goldenset.core.errors import GoldensetError
+from goldenset.scoring.inputs import Chunking, ScoreInputs
 from goldenset.scoring.locate import Placement, Span, place_passages
-from goldenset.scoring.stores.base import Answers, Hit
+from goldenset.scoring.stores.base import Answers, Hit, StoreSource, ask_store, listed_chunks
+from goldenset.scoring.tokens import document_token_starts
+
+log = logging.getLogger("goldenset")
 
 FOREIGN_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]  # those scoring reads
 NOT_LOCATED = "(not located)"  # the stand-in document id of a passage not placed, and a number
@@ -109,3 +119,81 @@ def _ranked(found: list[tuple[str, float | None]]) -> list[tuple[str, float]]:
     for rank, (chunk_id, score) in enumerate(found, start=1):
         seen.setdefault(chunk_id, 1.0 / rank if score is None else float(score))
     return list(seen.items())
+
+
+def store_chunking(
+    name: str, inputs: ScoreInputs, depth: int, tokenizer: str
+) -> tuple[Chunking, Answers, dict]:
+    """A store's chunking: every question of the inputs asked (or read from its cache) for its
+    ``depth`` best passages, each placed in its document; with its answers on that chunking and
+    the record of the placement (detail.json's ``stores``)."""
+    if inputs.documents is None:
+        raise GoldensetError(f"retrievers.{name}: a store is scored against the documents' text")
+    source = inputs.loaded[name]
+    assert isinstance(source, StoreSource)
+    asked = (text for found in inputs.query_sets.values() for text in found.texts)
+    texts = list(dict.fromkeys(asked))
+    try:
+        answers = ask_store(name, source, texts, depth)
+        listed = listed_chunks(name, source)
+    finally:
+        source.close()
+    documents = dict(zip(inputs.documents["doc_id"], inputs.documents["text"], strict=True))
+    placed = foreign_chunking(
+        documents, dict(zip(texts, answers, strict=True)), listed, f"retrievers.{name}"
+    )
+    _log_placement(name, placed, source.settings.min_located)
+    chunking = Chunking(
+        placed.chunks,
+        np.zeros((len(placed.chunks), 0), dtype=np.float32),  # chunks goldenset never embedded
+        _token_starts(inputs.token_starts, placed.documents, tokenizer),
+        placed.documents,
+        placed.listed,
+        name,
+    )
+    return chunking, placed.answers, placement_summary(placed)
+
+
+def _token_starts(
+    known: dict[str, list[int]], documents: pd.DataFrame, tokenizer: str
+) -> dict[str, list[int]]:
+    """Where the tokens of a store's documents start: those of the corpus as read, those of the
+    stand-ins of passages not located counted by the same tokenizer."""
+    new = documents[~documents["doc_id"].isin(set(known))]
+    return {**known, **(document_token_starts(tokenizer, new) if len(new) else {})}
+
+
+def placement_summary(chunking: ForeignChunking) -> dict:
+    """detail.json's record of a store's passages: the share located, how, and the views."""
+    placement = chunking.placement
+    return {
+        "located_share": placement.share,
+        "passages": len(placement.spans),
+        **{f"located_by_{how}": count for how, count in sorted(placement.by_how.items())},
+        "no_document_id": placement.no_document_id,
+        "unknown_documents": sum(placement.unknown_documents.values()),
+        "not_found": placement.not_found,
+        "ambiguous": placement.ambiguous,
+        "chunks": len(chunking.chunks),
+        "chunk_view": int(chunking.listed),  # 0: the store lists no chunks, doc and context only
+    }
+
+
+def _log_placement(name: str, chunking: ForeignChunking, min_located: float) -> None:
+    lines = chunking.placement.lines()
+    if not chunking.listed:
+        lines.append(
+            "it lists no chunks: document and context views only on sets judged by evidence"
+        )
+    log.info("%s: %s", name, "; ".join(lines))
+    if chunking.placement.share < min_located:
+        log.warning(
+            "warning: retrievers.%s: only %.1f%% of its passages were located in their documents "
+            "(retrievers.%s.min_located %.0f%%): check retrievers.%s.doc_id_key and that the store "
+            "holds the documents of ingest.path; the rest rank as never relevant",
+            name,
+            100 * chunking.placement.share,
+            name,
+            100 * min_located,
+            name,
+        )

@@ -40,38 +40,43 @@ class ItemJudgments:
 
 
 def score_ranked(
-    query_set: ItemJudgments,
+    judged: ItemJudgments,
     retriever: str,
     found: TopK,
     ks: list[int],
     headline: list[str],
     views: Views | None = None,
     chunk_ranked: np.ndarray | None = None,
+    chunk_view: bool = True,
 ) -> tuple[dict[str, float], pd.DataFrame]:
-    """Mean metrics over the judged queries, and one result row per query, from ranked lists
-    (item indices best first, padded with -1 where shorter).
+    """Mean metrics over the judged queries, and one result row per query, from a run (item
+    indices best first, padded with -1 where shorter): the one evaluator of every retriever.
 
     The rows carry each query's value of the ``headline`` metrics (NaN for a query without any
     relevant item, or a metric this set does not have), the very numbers the means average:
     intervals and comparisons use them. ``chunk_ranked``: the ranking of chunk items the
-    context view reads (default: ``found``, when the set's items are chunks).
+    context view reads (default: ``found``, when the set's items are chunks). ``chunk_view``
+    False: the items' own metrics are not measured (a store that lists no chunks), nor the rank
+    of each query's first relevant item.
     """
-    n_items = len(query_set.item_ids)
-    if max(ks) > n_items:
+    n_items = len(judged.item_ids)
+    if max(ks) > n_items and chunk_view:
         log.warning(
             "warning: %s has %d items, fewer than k=%d: recall@%d counts every item",
-            query_set.name,
+            judged.name,
             n_items,
             max(ks),
             max(ks),
         )
-    n_queries = len(query_set.qids)
-    per_query = _every_query(evaluate(found.indices, query_set.qrels, ks), n_queries)
+    n_queries = len(judged.qids)
+    per_query = {}
+    if chunk_view:
+        per_query = _every_query(evaluate(found.indices, judged.qrels, ks), n_queries)
     if views is not None:
         per_query.update(_view_metrics(views, found.indices, chunk_ranked, ks, n_queries))
     metrics = {name: _mean(values) for name, values in per_query.items()}
-    metrics["n_queries"] = float((relevant_counts(query_set.qrels) > 0).sum())
-    rows = _result_rows(query_set, retriever, found, max(ks))
+    metrics["n_queries"] = float((relevant_counts(judged.qrels) > 0).sum())
+    rows = _result_rows(judged, retriever, found, max(ks), chunk_view)
     for name in headline:
         rows[name] = per_query.get(name, np.full(n_queries, np.nan))
     return metrics, rows
@@ -118,14 +123,14 @@ def _mean(values: np.ndarray) -> float:
 
 
 def chance_means(
-    query_set: ItemJudgments, views: Views, ks: list[int], depth: int, rankings: int, seed: int
+    judged: ItemJudgments, views: Views, ks: list[int], depth: int, rankings: int, seed: int
 ) -> dict[str, float]:
     """Mean chance level of each metric over the judged queries (goldenset.metrics.chance), with the
     number of items (and, for the document view, documents) a random ranking draws from.
     ``rankings`` random rankings estimate the context metrics' and those without a closed form
     (0: none)."""
-    n_items = len(query_set.item_ids)
-    levels = chance_levels(query_set.qrels, n_items, ks, depth, rankings, seed)
+    n_items = len(judged.item_ids)
+    levels = chance_levels(judged.qrels, n_items, ks, depth, rankings, seed)
     out = {N_ITEMS_KEY: float(n_items), **{name: _mean(values) for name, values in levels.items()}}
     if views.doc_qrels is not None:
         n_docs = len(views.context.token_starts)
@@ -140,15 +145,19 @@ def chance_means(
     return out
 
 
-def _result_rows(query_set: ItemJudgments, retriever: str, found, shown: int) -> pd.DataFrame:
-    first = first_relevant_rank(judged_gains(found.indices, query_set.qrels))
-    item_ids = np.asarray(query_set.item_ids, dtype=object)
+def _result_rows(
+    judged: ItemJudgments, retriever: str, found: TopK, shown: int, chunk_view: bool
+) -> pd.DataFrame:
+    first = first_relevant_rank(judged_gains(found.indices, judged.qrels))
+    if not chunk_view:
+        first = np.zeros_like(first)
+    item_ids = np.asarray(judged.item_ids, dtype=object)
     top = found.indices[:, :shown]
     return pd.DataFrame(
         {
-            "query_set": query_set.name,
+            "query_set": judged.name,
             "retriever": retriever,
-            "qid": query_set.qids,
+            "qid": judged.qids,
             "first_relevant_rank": pd.array(np.where(first > 0, first, None), dtype="Int64"),
             "top_ids": [item_ids[row[row >= 0]].tolist() for row in top],
             "top_scores": [
@@ -164,7 +173,7 @@ def recall_plot_rows(metrics: dict[str, dict[str, dict[str, float]]], ks: list[i
 
     Long rather than one column per retriever, so that the plot template (.dvc/plots) draws any
     query set and retriever without a list of names to keep in step with the params. A store
-    without a chunk view (goldenset.scoring.foreign) has no recall@k to draw.
+    without a chunk view (goldenset.scoring.inputs.Chunking.listed) has no recall@k to draw.
     """
     return [
         {"query_set": set_name, "retriever": retriever, "k": k, "recall": values[f"recall@{k}"]}

@@ -12,14 +12,14 @@ from goldenset.scoring.ranked import ItemJudgments
 from goldenset.scoring.topk import TopK
 
 
-def first_relevant_ranks(found: TopK, query_set: ItemJudgments) -> np.ndarray:
+def first_relevant_ranks(found: TopK, judged: ItemJudgments) -> np.ndarray:
     """1-based rank of each query's first relevant item; 0 when none is in its list."""
-    return first_relevant_rank(judged_gains(found.indices, query_set.qrels))
+    return first_relevant_rank(judged_gains(found.indices, judged.qrels))
 
 
 def worst_misses(
     questions: pd.DataFrame,
-    query_set: ItemJudgments,
+    judged: ItemJudgments,
     ranked: Mapping[str, TopK],
     chunk_texts: list[str],
     n: int,
@@ -41,8 +41,8 @@ def worst_misses(
     ]
     for retriever, found in ranked.items():
         lines += ["", f"## {retriever}", ""]
-        ranks = first_relevant_ranks(found, query_set)
-        has_relevant = np.asarray(query_set.qrels.sum(axis=1)).ravel() > 0
+        ranks = first_relevant_ranks(found, judged)
+        has_relevant = np.asarray(judged.qrels.sum(axis=1)).ravel() > 0
         misses = np.flatnonzero(has_relevant & (ranks != 1))
         # unranked first, then by rank, lowest first; question order breaks ties
         misses = misses[
@@ -56,7 +56,7 @@ def worst_misses(
                 int(ranks[row]),
                 found,
                 row,
-                query_set,
+                judged,
                 chunk_texts,
                 shown,
                 chars,
@@ -64,15 +64,15 @@ def worst_misses(
     return "\n".join(lines) + "\n"
 
 
-def _miss(question, rank, found, row, query_set, chunk_texts, shown, chars) -> list[str]:
+def _miss(question, rank, found, row, judged, chunk_texts, shown, chars) -> list[str]:
     place = f"rank {rank}" if rank else "unranked"
-    relevant = query_set.qrels[[row], :].indices
+    relevant = judged.qrels[[row], :].indices
     lines = [
         f"### {place}: {_cut(question['question'], chars)}",
         "",
         f"- question id `{question['qid']}`, document `{question['doc_id']}`",
         f"- evidence: {_cut(question['evidence'], chars)}",
-        "- relevant chunks: " + ", ".join(f"`{query_set.item_ids[i]}`" for i in relevant),
+        "- relevant chunks: " + ", ".join(f"`{judged.item_ids[i]}`" for i in relevant),
         "",
     ]
     above = found.indices[row][: (rank - 1) if rank else None]
@@ -80,7 +80,7 @@ def _miss(question, rank, found, row, query_set, chunk_texts, shown, chars) -> l
     for position, item in enumerate(above, start=1):
         score = float(found.scores[row][position - 1])
         lines.append(
-            f"{position}. `{query_set.item_ids[item]}` (score {score:.4g}): "
+            f"{position}. `{judged.item_ids[item]}` (score {score:.4g}): "
             f"{_cut(chunk_texts[item], chars)}"
         )
     lines.append("")

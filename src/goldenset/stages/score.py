@@ -12,13 +12,8 @@ from pydantic import Field
 from goldenset.core.params import StageParams
 from goldenset.review.params import ReviewParams
 from goldenset.review.pipeline import left_out, read_review, scored_counts, scored_line
-from goldenset.scoring.configuration import (
-    read_score_inputs,
-    save_answers,
-    score_inputs,
-    without_questions,
-    write_score_outputs,
-)
+from goldenset.scoring.configuration import read_score_inputs, score_inputs, write_score_outputs
+from goldenset.scoring.inputs import save_answers, without_questions
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.query_cache import prepare_folder
 from goldenset.scoring.retriever_params import RetrieversParams

@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.base import RETRIEVERS
+from goldenset.scoring.retrievers.base import RETRIEVERS, stores
 from goldenset.scoring.stores.base import StoreSection, ask_store, listed_chunks
 from tests.scoring.stores.team_corpus import embed
 
@@ -61,7 +61,7 @@ def exact_ranking(chunks: Sequence[tuple], questions: list[str], k: int) -> list
 
 def assert_registered_off_by_default(name: str, params: type[StoreSection]) -> None:
     entry = RETRIEVERS[name]
-    assert entry.foreign and entry.model_free and entry.params is params
+    assert name in stores() and entry.model_free and entry.params is params
     assert not params().enabled
 
 

@@ -95,7 +95,7 @@ def on_server(server: tuple[str, int], collection: str, **changes: Any) -> Chrom
     return ChromaParams(enabled=True, host=host, port=port, collection=collection, **changes)
 
 
-def test_it_is_a_registered_foreign_retriever_off_by_default():
+def test_it_is_a_registered_store_off_by_default():
     assert_registered_off_by_default("chroma", ChromaParams)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.base import RETRIEVERS
+from goldenset.scoring.retrievers.base import RETRIEVERS, stores
 from goldenset.scoring.stores.base import (
     Hit,
     ask_store,
@@ -109,9 +109,9 @@ def independent_ranks(dsn: str, question: str) -> list[tuple[str, float]]:
     return sorted(rows, key=lambda row: -row[1])
 
 
-def test_it_is_a_registered_foreign_retriever_off_by_default():
+def test_it_is_a_registered_store_off_by_default():
     entry = RETRIEVERS["postgres"]
-    assert entry.foreign and entry.model_free and entry.params is PostgresParams
+    assert "postgres" in stores() and entry.model_free and entry.params is PostgresParams
     assert not PostgresParams().enabled
     assert "{table}" in PostgresParams().query and "%(query)s" in PostgresParams().query
 

@@ -98,7 +98,7 @@ def local(folder: Path, **changes: Any) -> QdrantParams:
     return QdrantParams(enabled=True, path=str(folder), **{"collection": "docs", **changes})
 
 
-def test_it_is_a_registered_foreign_retriever_off_by_default():
+def test_it_is_a_registered_store_off_by_default():
     assert_registered_off_by_default("qdrant", QdrantParams)
 
 

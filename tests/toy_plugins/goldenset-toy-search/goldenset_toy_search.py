@@ -1,9 +1,8 @@
-"""A retriever: bm25 with its own k1 and no length normalisation (its own settings are
-retrievers.toy)."""
+"""retrievers.toy: BM25 with its own k1 and no length normalisation."""
 
 from __future__ import annotations
 
-from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers import RETRIEVERS, RetrieverEntry, RetrieverSection
 
 
 class ToyParams(RetrieverSection):
@@ -11,10 +10,21 @@ class ToyParams(RetrieverSection):
     k1: float = 1.2
 
 
-def build_toy(settings: ToyParams, corpus, device, loaded):
-    from goldenset.scoring.retrievers.lexical import BM25
+class Toy:
+    def __init__(self, corpus, k1: float) -> None:
+        self.corpus, self.k1 = corpus, k1
 
-    return BM25(corpus, settings.k1, 0.0)
+    def rank(self, queries, depth: int):
+        """A run: each query's best `depth` items (queries.judged.item_ids), best first."""
+        from goldenset.scoring.retrievers.lexical import BM25Scores
+        from goldenset.scoring.topk import top_k
+
+        scores = BM25Scores(self.corpus.texts, queries.texts, k1=self.k1, b=0.0)
+        return top_k(scores, depth, groups=queries.judged.groups)
+
+
+def build_toy(settings: ToyParams, corpus, device, loaded) -> Toy:
+    return Toy(corpus, settings.k1)
 
 
 RETRIEVERS.register("toy", RetrieverEntry(ToyParams, build_toy))

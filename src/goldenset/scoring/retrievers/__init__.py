@@ -5,13 +5,14 @@ module each, next to its params section and its registry entry:
 - lexical: bm25, bm25s over the chunk texts;
 - ann: a faiss HNSW or IVF index over the same embeddings, with its recall loss against dense;
 - external: a team's own retriever, as a Python callable or a TREC run file;
-- fusion: hybrid, reciprocal rank fusion of the ranked lists of other retrievers.
+- fusion: hybrid, reciprocal rank fusion of the runs of other retrievers (runs to a run).
 
-Every retriever returns the same thing, ranked lists (:class:`~goldenset.scoring.topk.TopK`: item
-indices best first, -1 padding a short list), so scoring and exports never depend on how a
-list was made. Items are chunks for a query set judged per chunk (the golden set) and documents
-for one judged per document (real queries): a document ranks by its best chunk
-(``ItemJudgments.groups``).
+Every retriever returns the same thing, a run (:class:`~goldenset.scoring.topk.TopK`: item
+indices best first, -1 padding a short list; on disk, a TREC run file), so scoring and exports
+never depend on how a run was made. The stores (goldenset.scoring.stores) register here too:
+their runs are over their own chunking. Items are chunks for a query set judged per chunk (the
+golden set) and documents for one judged per document (real queries): a document ranks by its
+best chunk (``ItemJudgments.groups``).
 
 Adding a retriever is one module (its params section, its class and
 ``RETRIEVERS.register("name", RetrieverEntry(...))``), in this package or in a plugin's package
@@ -25,15 +26,18 @@ from __future__ import annotations
 from goldenset.scoring.retrievers.base import (
     RETRIEVERS,
     Corpus,
+    Fusion,
+    FusionSection,
+    PassagesSection,
     Queries,
     RankingContext,
     Retriever,
     RetrieverEntry,
     RetrieverSection,
     build_retrievers,
-    exact_search,
     fusable,
     fused_sections,
+    fusions,
     load_retrievers,
     model_free,
     rank_all,
@@ -44,15 +48,18 @@ from goldenset.scoring.retrievers.base import (
 __all__ = [
     "RETRIEVERS",
     "Corpus",
+    "Fusion",
+    "FusionSection",
+    "PassagesSection",
     "Queries",
     "RankingContext",
     "Retriever",
     "RetrieverEntry",
     "RetrieverSection",
     "build_retrievers",
-    "exact_search",
     "fusable",
     "fused_sections",
+    "fusions",
     "load_retrievers",
     "model_free",
     "rank_all",

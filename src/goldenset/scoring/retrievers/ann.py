@@ -3,17 +3,12 @@ its own metric recall_loss@k measures what it misses against the exact search at
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from goldenset.scoring.retrievers.base import (
-    RETRIEVERS,
-    RetrieverEntry,
-    RetrieverSection,
-    exact_search,
-)
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,13 +39,13 @@ class ANN:
             self._index = build_faiss_index(self.corpus.vectors, self.params)
         return self._index
 
-    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
+    def rank(self, queries: Queries, depth: int) -> TopK:
         import faiss
         import numpy as np
 
         from goldenset.scoring.topk import TopK, chunk_depth, padded, to_groups
 
-        groups, n_chunks = queries.query_set.groups, len(self.corpus.chunk_ids)
+        groups, n_chunks = queries.judged.groups, len(self.corpus.chunk_ids)
         wanted = min(chunk_depth(groups, n_chunks, depth), n_chunks)
         index = self._built()
         if self.params.index == "hnsw":
@@ -113,13 +108,13 @@ def recall_loss(approximate: TopK, exact: TopK, ks: Sequence[int]) -> dict[str, 
 def recall_loss_against_exact(
     approximate: TopK, context: RankingContext, ks: Sequence[int]
 ) -> dict[str, float]:
-    """:func:`recall_loss` against the exact search's lists (the entry marked ``exact``: dense),
-    or an exact search run for it when that retriever is off."""
-    name, entry = exact_search()
-    exact = context.ranked.get(name)
+    """:func:`recall_loss` against dense's run (exact search over the same embeddings), or an
+    exact search run for it when dense is off."""
+    from goldenset.scoring.retrievers.dense import Dense
+
+    exact = context.ranked.get("dense")
     if exact is None:
-        searcher = entry.build(entry.params(), context.corpus, context.device, None)
-        exact = searcher.rank(context.queries, context.depth, {})
+        exact = Dense(context.corpus, context.device).rank(context.queries, context.depth)
     return recall_loss(approximate, exact, ks)
 
 

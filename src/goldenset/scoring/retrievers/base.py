@@ -1,5 +1,6 @@
-"""What every retriever shares: the interface (:class:`Retriever` over a :class:`Corpus` and
-:class:`Queries`), the params section it extends (:class:`RetrieverSection`) and the registry
+"""What every retriever shares: the interface (:class:`Retriever`: a run of :class:`Queries`
+over a :class:`Corpus`; :class:`Fusion`: runs to a run), the params section it extends
+(:class:`RetrieverSection`, whose class also says which kind it is) and the registry
 (:data:`RETRIEVERS`), in which each retriever's module declares its :class:`RetrieverEntry`.
 
 Everything else is derived from :data:`RETRIEVERS`: the params sections and their validation
@@ -15,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from goldenset.core.errors import GoldensetError
 from goldenset.core.registry import Registry
 
 if TYPE_CHECKING:
@@ -40,17 +42,18 @@ class Corpus:
 
 @dataclass(frozen=True)
 class Queries:
-    """One query set with its query texts and vectors (row i: ``query_set.qids[i]``)."""
+    """One query set's questions, with the items they are judged over (row i:
+    ``judged.qids[i]``): its texts and vectors."""
 
-    query_set: ItemJudgments
+    judged: ItemJudgments
     texts: list[str]
     vectors: np.ndarray
 
 
 @dataclass(frozen=True)
 class RankingContext:
-    """What a retriever's own metrics may read besides its lists: the queries, the corpus they
-    searched, the other retrievers' lists on the same set, the depth and the dense device."""
+    """What a retriever's own metrics may read besides its run: the queries, the corpus they
+    searched, the other retrievers' runs on the same set, the depth and the dense device."""
 
     queries: Queries
     corpus: Corpus
@@ -60,22 +63,22 @@ class RankingContext:
 
 
 class Retriever(Protocol):
-    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK | None:
-        """Ranked lists of up to ``depth`` items per query; None when it has none for this set.
+    """What every retriever is: a run of the queries' items (goldenset.scoring.topk.TopK)."""
 
-        ``earlier``: the lists of the retrievers ranked before it on the same query set.
-        """
+    def rank(self, queries: Queries, depth: int) -> TopK | None:
+        """A run: up to ``depth`` of ``queries.judged``'s items per query, best first; None
+        when it has no run of these items (a run file of other ids)."""
         ...
 
 
-def rank_all(retrievers: Mapping[str, Retriever], queries: Queries, depth: int) -> dict[str, TopK]:
-    """Every retriever's lists on one query set (a retriever with none for it is left out)."""
-    ranked: dict[str, TopK] = {}
-    for name, retriever in retrievers.items():
-        found = retriever.rank(queries, depth, ranked)
-        if found is not None:
-            ranked[name] = found
-    return ranked
+@runtime_checkable
+class Fusion(Protocol):
+    """A retriever made of the runs of others (``fuses``, their names): a function from runs to a
+    run."""
+
+    fuses: Sequence[str]
+
+    def fuse(self, runs: Sequence[TopK], depth: int) -> TopK: ...
 
 
 class RetrieverSection(BaseModel):
@@ -85,42 +88,44 @@ class RetrieverSection(BaseModel):
     enabled: bool = True
 
 
+class FusionSection(RetrieverSection):
+    """The section of a retriever whose build returns a :class:`Fusion`: `fuse` names the
+    retrievers whose runs it fuses (checked by goldenset.scoring.retriever_params)."""
+
+    fuse: list[str] = Field(min_length=2)
+
+
+class PassagesSection(RetrieverSection):
+    """The section of a retriever that answers with passages of its own chunking (a store:
+    goldenset.scoring.stores), placed in the documents and scored over that chunking."""
+
+    enabled: bool = False
+
+
 # (its params section, a Corpus, a torch device, what its `load` read or None) -> a Retriever
-Builder = Callable[[Any, Corpus, Any, Any], Retriever]
+Builder = Callable[[Any, Corpus, Any, Any], "Retriever | Fusion"]
 # (its params section) -> what it reads from outside the pipeline's files (a run file, a module):
 # read at the edge (goldenset.scoring.configuration.read_score_inputs), so scoring reads no file
 Load = Callable[[Any], Any]
-# (its ranked lists, a RankingContext, ks) -> metric name -> mean
+# (its run, a RankingContext, ks) -> metric name -> mean
 ExtraMetrics = Callable[[Any, RankingContext, Sequence[int]], dict[str, float]]
 
 
 @dataclass(frozen=True)
 class RetrieverEntry:
-    """A retriever as the pipeline knows it: RETRIEVERS.register("name", RetrieverEntry(...))."""
+    """A retriever as the pipeline knows it: RETRIEVERS.register("name", RetrieverEntry(...)).
+
+    What kind it is, its params section says: a :class:`FusionSection` fuses others' runs, a
+    :class:`PassagesSection` answers with passages of its own chunking."""
 
     params: type[RetrieverSection]  # its section of params.yaml `retrievers:`
     build: Builder
     # where it ranks, and lists in the outputs, among the registered retrievers: lower first
-    # (equal orders keep the order of registration)
+    # (equal orders keep the order of registration; a fusion after what it fuses)
     order: int = 100
-    # hybrid may fuse its lists; one that fuses others (its params have `fuse`, the names it
-    # fuses) is not fusable, and ranks after them
-    fusable: bool = True
     model_free: bool = False  # reads no embedding: calibrate scores it with the first model only
-    # exact search over the embeddings: approximate searches are measured against its lists
-    exact: bool = False
-    # it ranks the chunks it is handed, so a set judged per document gets a context view from
-    # its chunk rankings; False, or a function of its params section, for one that ranks ids of
-    # its own (a run file)
-    ranks_chunks: bool | Callable[[Any], bool] = True
     extra_metrics: ExtraMetrics | None = None  # metrics of its own, added to its scores
     load: Load | None = None
-    # it returns passages of its own chunking (a team's store: goldenset.scoring.stores), scored
-    # over that chunking (goldenset.scoring.foreign); `build` then gets its placed answers
-    foreign: bool = False
-
-    def ranks_chunks_with(self, settings: RetrieverSection) -> bool:
-        return self.ranks_chunks(settings) if callable(self.ranks_chunks) else self.ranks_chunks
 
 
 # Filled by the modules of goldenset.scoring.retrievers and by plugins (goldenset.retrievers
@@ -130,29 +135,33 @@ RETRIEVERS: Registry[RetrieverEntry] = Registry(
 )
 
 
-def ranking_order() -> list[str]:
-    """Registered names, those hybrid can fuse first (a fusing retriever reads their lists),
-    stores last (each is scored over its own chunking)."""
-    fusing = [name for name, entry in RETRIEVERS.items() if not entry.fusable and not entry.foreign]
-    return fusable() + fusing + stores()
+def _of_kind(section: type[RetrieverSection]) -> list[str]:
+    return [name for name, entry in RETRIEVERS.items() if issubclass(entry.params, section)]
 
 
-def fusable() -> list[str]:
-    return [name for name, entry in RETRIEVERS.items() if entry.fusable and not entry.foreign]
+def fusions() -> list[str]:
+    """The retrievers that fuse others' runs."""
+    return _of_kind(FusionSection)
 
 
 def stores() -> list[str]:
-    """The retrievers that return passages of their own chunking (goldenset.scoring.stores)."""
-    return [name for name, entry in RETRIEVERS.items() if entry.foreign]
+    """The retrievers that answer with passages of their own chunking (goldenset.scoring.stores)."""
+    return _of_kind(PassagesSection)
+
+
+def fusable() -> list[str]:
+    """The retrievers whose runs a fusion may fuse: those that rank goldenset's own chunks."""
+    other = {*fusions(), *stores()}
+    return [name for name in RETRIEVERS.names() if name not in other]
+
+
+def ranking_order() -> list[str]:
+    """Registered names, those a fusion reads first, stores last."""
+    return fusable() + fusions() + stores()
 
 
 def model_free() -> set[str]:
     return {name for name, entry in RETRIEVERS.items() if entry.model_free}
-
-
-def exact_search() -> tuple[str, RetrieverEntry]:
-    """The retriever whose lists are exact search over the embeddings."""
-    return next((name, entry) for name, entry in RETRIEVERS.items() if entry.exact)
 
 
 def load_retrievers(params: BaseModel) -> dict[str, Any]:
@@ -166,27 +175,48 @@ def load_retrievers(params: BaseModel) -> dict[str, Any]:
 
 
 def build_retrievers(
-    params: BaseModel, corpus: Corpus, device: Any = "cpu", loaded: Mapping[str, Any] | None = None
+    params: BaseModel,
+    corpus: Corpus,
+    device: Any = "cpu",
+    loaded: Mapping[str, Any] | None = None,
+    names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The enabled retrievers of params.yaml `retrievers:` over a corpus, by name, in ranking
     order.
 
     device: where exact dense scoring runs (score.device, resolved); loaded: what
-    :func:`load_retrievers` read (None: read it now)."""
+    :func:`load_retrievers` read (None: read it now); names: those to build (None: all)."""
     if loaded is None:
         loaded = load_retrievers(params)
     built: dict[str, Any] = {}
     for name in ranking_order():
         settings = getattr(params, name)
-        if settings.enabled:
+        if settings.enabled and (names is None or name in names):
             built[name] = RETRIEVERS[name].build(settings, corpus, device, loaded.get(name))
     return built
 
 
+def rank_all(retrievers: Mapping[str, Any], queries: Queries, depth: int) -> dict[str, TopK]:
+    """Every retriever's run on one query set, in ranking order (a retriever with no run of
+    these items is left out); a fusion fuses the runs ranked before it."""
+    runs: dict[str, TopK] = {}
+    for name, retriever in retrievers.items():
+        if isinstance(retriever, Fusion):
+            missing = [other for other in retriever.fuses if other not in runs]
+            if missing:
+                raise GoldensetError(
+                    f"retrievers.{name}: {missing} ranked nothing for the "
+                    f"{queries.judged.name} queries, so they cannot be fused; fuse other "
+                    "retrievers"
+                )
+            runs[name] = retriever.fuse([runs[other] for other in retriever.fuses], depth)
+            continue
+        found = retriever.rank(queries, depth)
+        if found is not None:
+            runs[name] = found
+    return runs
+
+
 def fused_sections(params: BaseModel) -> Mapping[str, list[str]]:
-    """The retrievers each fusing retriever fuses (its `fuse` param), enabled or not."""
-    return {
-        name: list(getattr(params, name).fuse)
-        for name, entry in RETRIEVERS.items()
-        if not entry.fusable and not entry.foreign
-    }
+    """The retrievers each fusion fuses (its `fuse` param), enabled or not."""
+    return {name: list(getattr(params, name).fuse) for name in fusions()}

@@ -3,7 +3,6 @@ one); the exact search that ann is measured against."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from goldenset.core.errors import GoldensetError
@@ -25,11 +24,11 @@ class Dense:
     def __init__(self, corpus: Corpus, device: torch.device | str = "cpu") -> None:
         self.corpus, self.device = corpus, device
 
-    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
+    def rank(self, queries: Queries, depth: int) -> TopK:
         from goldenset.scoring.topk import top_k
 
         source = DenseScores(queries.vectors, self.corpus.vectors, self.device)
-        return top_k(source, depth, groups=queries.query_set.groups)
+        return top_k(source, depth, groups=queries.judged.groups)
 
 
 class DenseScores:
@@ -89,4 +88,4 @@ def build_dense(
     return Dense(corpus, device)
 
 
-RETRIEVERS.register("dense", RetrieverEntry(DenseParams, build_dense, order=10, exact=True))
+RETRIEVERS.register("dense", RetrieverEntry(DenseParams, build_dense, order=10))

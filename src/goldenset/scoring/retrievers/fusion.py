@@ -1,44 +1,35 @@
-"""hybrid: reciprocal rank fusion (Cormack et al., 2009) of the lists of other retrievers (its
-`fuse` param); it ranks after them, and is not fusable itself."""
+"""hybrid: reciprocal rank fusion (Cormack et al., 2009) of the runs of other retrievers (its
+`fuse` param): a function from their runs to a run, ranked after them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, FusionSection, RetrieverEntry
 
 if TYPE_CHECKING:
     import torch
 
-    from goldenset.scoring.retrievers.base import Corpus, Queries
+    from goldenset.scoring.retrievers.base import Corpus
     from goldenset.scoring.topk import TopK
 
 
-class HybridParams(RetrieverSection):
-    # names checked against the registry (retrievers that can be fused) by
-    # goldenset.scoring.retriever_params
+class HybridParams(FusionSection):
     fuse: list[str] = Field(default_factory=lambda: ["dense", "bm25"], min_length=2)
     rrf_k: int = Field(60, gt=0, description="reciprocal rank fusion: 1 / (rrf_k + rank)")
 
 
 class Hybrid:
-    """Reciprocal rank fusion of the lists of ``fuse``."""
+    """Reciprocal rank fusion of the runs of ``fuses`` (a goldenset.scoring.retrievers.Fusion)."""
 
-    def __init__(self, fuse: Sequence[str], rrf_k: int) -> None:
-        self.fuse, self.rrf_k = list(fuse), rrf_k
+    def __init__(self, fuses: Sequence[str], rrf_k: int) -> None:
+        self.fuses, self.rrf_k = list(fuses), rrf_k
 
-    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
-        missing = [name for name in self.fuse if earlier.get(name) is None]
-        if missing:
-            raise GoldensetError(
-                f"retrievers.hybrid: {missing} ranked nothing for the {queries.query_set.name} "
-                "queries, so they cannot be fused; fuse other retrievers"
-            )
-        return reciprocal_rank_fusion([earlier[name] for name in self.fuse], self.rrf_k, depth)
+    def fuse(self, runs: Sequence[TopK], depth: int) -> TopK:
+        return reciprocal_rank_fusion(runs, self.rrf_k, depth)
 
 
 def reciprocal_rank_fusion(lists: Sequence[TopK], rrf_k: int, depth: int) -> TopK:
@@ -71,4 +62,4 @@ def build_hybrid(
     return Hybrid(settings.fuse, settings.rrf_k)
 
 
-RETRIEVERS.register("hybrid", RetrieverEntry(HybridParams, build_hybrid, order=50, fusable=False))
+RETRIEVERS.register("hybrid", RetrieverEntry(HybridParams, build_hybrid, order=50))

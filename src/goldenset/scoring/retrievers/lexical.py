@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import Field
@@ -26,11 +26,11 @@ class BM25:
     def __init__(self, corpus: Corpus, k1: float, b: float) -> None:
         self.corpus, self.k1, self.b = corpus, k1, b
 
-    def rank(self, queries: Queries, depth: int, earlier: Mapping[str, TopK]) -> TopK:
+    def rank(self, queries: Queries, depth: int) -> TopK:
         from goldenset.scoring.topk import top_k
 
         source = BM25Scores(self.corpus.texts, queries.texts, k1=self.k1, b=self.b)
-        return top_k(source, depth, groups=queries.query_set.groups)
+        return top_k(source, depth, groups=queries.judged.groups)
 
 
 class BM25Scores:

@@ -11,7 +11,7 @@ an unchanged re-run reads every answer from the cache and does not even connect.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -21,16 +21,16 @@ from pydantic import Field
 from goldenset.core.errors import GoldensetError
 from goldenset.core.install import install_command
 from goldenset.scoring.locate import Passage
-from goldenset.scoring.retrievers.base import RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import PassagesSection, RetrieverEntry
+from goldenset.scoring.team_code import first_line
 
 log = logging.getLogger("goldenset")
 LISTED = "chunks"  # the cache key of the store's listed chunks
 
 
-class StoreSection(RetrieverSection):
+class StoreSection(PassagesSection):
     """The fields every store adapter's section of params.yaml `retrievers:` has."""
 
-    enabled: bool = False
     doc_id_key: str = Field(
         "doc_id", min_length=1, description="the metadata key that holds a passage's document id"
     )
@@ -138,14 +138,9 @@ def store_loader(opener: Opener, kind: str) -> Callable[[StoreSection], StoreSou
 
 def store_entry(params: type[StoreSection], opener: Opener, name: str) -> RetrieverEntry:
     """A store adapter's registry entry: RETRIEVERS.register(name, store_entry(...)). It reads no
-    goldenset embedding, is scored over its own chunking, after goldenset's retrievers."""
+    goldenset embedding; its section (a PassagesSection) has it scored over its own chunking."""
     return RetrieverEntry(
-        params,
-        build_answered,
-        order=50,
-        model_free=True,
-        foreign=True,
-        load=store_loader(opener, name),
+        params, build_answered, order=50, model_free=True, load=store_loader(opener, name)
     )
 
 
@@ -153,21 +148,20 @@ def ask_store(name: str, source: StoreSource, texts: list[str], k: int) -> list[
     """Each question's ``k`` best passages, from the cache or from the store a batch at a time;
     each batch's answers are kept, so a failure loses none of them."""
     from goldenset.scoring.query_cache import digest
+    from goldenset.scoring.team_code import ask_missing
 
-    keys = [digest(str(k), text) for text in texts]
-    cache = source.cache
-    missing = [i for i, key in enumerate(keys) if cache.get(key) is None]
-    for batch in _batches(missing, source.settings.batch_size, name):
-        asked = [texts[i] for i in batch]
-        answer = _call(name, source, lambda asked=asked: source.store.search(asked, k))
-        if not isinstance(answer, Sequence) or len(answer) != len(batch):
+    def ask(asked: list[str]) -> list[list]:
+        answer = _call(name, source, lambda: source.store.search(asked, k))
+        if not isinstance(answer, Sequence) or len(answer) != len(asked):
             raise GoldensetError(
                 f"retrievers.{name}: {source.store.described} answered {len(answer)} lists for "
-                f"{len(batch)} questions"
+                f"{len(asked)} questions"
             )
-        for i, hits in zip(batch, answer, strict=True):
-            cache.put(keys[i], [hit.row() for hit in hits])
-    return [[Hit.of_row(row) for row in cache.get(key)] for key in keys]
+        return [[hit.row() for hit in hits] for hits in answer]
+
+    keys = [digest(str(k), text) for text in texts]
+    rows = ask_missing(source.cache, keys, texts, source.settings.batch_size, f"{name} store", ask)
+    return [[Hit.of_row(row) for row in answer] for answer in rows]
 
 
 def listed_chunks(name: str, source: StoreSource) -> list[Hit] | None:
@@ -180,13 +174,6 @@ def listed_chunks(name: str, source: StoreSource) -> list[Hit] | None:
     return None if rows is False else [Hit.of_row(row) for row in rows]
 
 
-def _batches(rows: list[int], size: int, name: str) -> Iterator[list[int]]:
-    from tqdm import tqdm
-
-    batches = [rows[start : start + size] for start in range(0, len(rows), size)]
-    yield from tqdm(batches, desc=f"{name} store", unit="batch", disable=len(batches) < 2)
-
-
 def _call(name: str, source: StoreSource, call: Callable[[], Any]) -> Any:
     """A call to the store: a fault the adapter did not name becomes one line naming the store;
     the answers already given are kept for the next run."""
@@ -195,11 +182,10 @@ def _call(name: str, source: StoreSource, call: Callable[[], Any]) -> Any:
     except GoldensetError:
         raise
     except Exception as error:  # the store, its client or the user's code: any error
-        reason = (str(error).strip().splitlines() or [""])[0][:300]
         kept = len(source.cache.answers)
         described = source._store.described if source._store is not None else f"retrievers.{name}"
         raise GoldensetError(
-            f"retrievers.{name}: {described} failed ({type(error).__name__}: {reason}); check "
+            f"retrievers.{name}: {described} failed ({first_line(error)}); check "
             f"that it is up and its params are right: the {kept} answers it gave are kept and the "
             "next run asks only the rest"
         ) from error
@@ -293,13 +279,13 @@ class AnsweredStore:
     def __init__(self, corpus: Any, answers: Answers) -> None:
         self.corpus, self.answers = corpus, answers
 
-    def rank(self, queries: Any, depth: int, earlier: Any) -> Any:
-        from goldenset.scoring.retrievers.external import parse_ranked_ids
+    def rank(self, queries: Any, depth: int) -> Any:
+        from goldenset.scoring.team_code import parse_ranked_ids
         from goldenset.scoring.topk import to_groups
 
         lists = [self.answers.ranked.get(text, []) for text in queries.texts]
         found = parse_ranked_ids(lists, self.corpus.chunk_ids, len(lists), self.answers.origin)
-        return to_groups(found, queries.query_set.groups, depth)
+        return to_groups(found, queries.judged.groups, depth)
 
 
 def build_answered(settings: StoreSection, corpus: Any, device: Any, loaded: Answers) -> Any:

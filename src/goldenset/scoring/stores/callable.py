@@ -1,24 +1,23 @@
 """A store built by the team's own ``module:function`` (the langchain and llamaindex adapters):
-its params section, and the import and call of that function, each failure one line."""
+its params section, and the checks of what that function returns, each failure one line. The
+function comes in through the one door for the team's code, goldenset.scoring.team_code."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
 
 from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.external import CodeFolder
 from goldenset.scoring.stores.base import StoreSection, needs
+from goldenset.scoring.team_code import CodeFolder, code_identity, team_object
 
 SPEC = r"^[\w.]+:\w+$"  # module:function
 
 
 class CallableSection(StoreSection):
-    """A store built by the team's own ``module:function``, imported from ``folder`` as
-    retrievers.external imports its callable."""
+    """A store built by the team's own ``module:function``, imported from ``folder`` (as
+    retrievers.external's callable: goldenset.scoring.team_code)."""
 
     callable: str | None = Field(
         None, pattern=SPEC, description="module:function returning the retriever"
@@ -39,29 +38,12 @@ class CallableSection(StoreSection):
 
     def identity_fields(self) -> dict[str, Any]:
         """The folder's files too: a change to the team's code is a new retriever."""
-        from goldenset.scoring.query_cache import folder_digest
-
-        return {**super().identity_fields(), "code": folder_digest(Path(self.folder))}
-
-
-def user_function(name: str, field: str, spec: str, folder: str) -> Callable:
-    """The team's ``module:function`` (retrievers.<name>.<field>), imported from ``folder``."""
-    from goldenset.scoring.retrievers.external import load_callable
-
-    return load_callable(spec, folder, f"retrievers.{name}", field)
+        return {**super().identity_fields(), "code": code_identity(self.folder)}
 
 
 def user_object(name: str, field: str, spec: str, folder: str) -> Any:
-    """What the team's ``module:function`` returns, called with no arguments; one line when it
-    cannot be imported or fails."""
-    function = user_function(name, field, spec, folder)
-    try:
-        return function()
-    except Exception as error:  # the team's code, or the store it opens: any error
-        reason = (str(error).strip().splitlines() or [""])[0][:300]
-        raise GoldensetError(
-            f"retrievers.{name}.{field}: {spec} failed ({type(error).__name__}: {reason})"
-        ) from error
+    """What the team's ``module:function`` (retrievers.<name>.<field>) returns."""
+    return team_object(f"retrievers.{name}", field, spec, folder)
 
 
 def not_a(name: str, spec: str, found: object, wanted: str, hint: str = "") -> GoldensetError:

@@ -1,4 +1,4 @@
-"""An external retriever for `retrievers.external.callable: external.example_search:search`.
+"""An external retriever for `retrievers.external.callable: external.tfidf_search:search`.
 
 TF-IDF cosine over the chunk texts (scikit-learn). Replace it with a call to the retriever your
 team ships; the stage calls it once per query set, from the project folder.

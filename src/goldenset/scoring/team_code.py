@@ -1,0 +1,146 @@
+"""The one door for a team's own code: a ``module:function`` imported from a folder of the
+project (its files part of the retriever's identity), and its answers, asked a batch of
+questions at a time and kept by that identity (goldenset.scoring.query_cache).
+
+retrievers.external's callable (it ranks goldenset's chunk ids) and the stores built by the
+team's callable (retrievers.langchain, retrievers.llamaindex: they answer with passages) both
+come in through here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from goldenset.core.errors import GoldensetError
+
+if TYPE_CHECKING:
+    from goldenset.scoring.query_cache import QueryCache
+    from goldenset.scoring.topk import TopK
+
+# the folder a team's ``module:function`` is imported from; its files are the code's identity
+CodeFolder = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="the retriever's files, a dep of score; its module imports from the folder "
+        "holding this one",
+    ),
+]
+
+
+def team_function(spec: str, folder: str, section: str, field: str = "callable") -> Callable:
+    """``module:function`` imported from ``folder`` (``section``.``field`` names it in errors)."""
+    module_name, _, function_name = spec.partition(":")
+    # the user's module sits in `folder`, named from the folder above it (the project folder
+    # for external/, the repository's top for ../search), or in the project folder itself
+    for root in dict.fromkeys([os.getcwd(), str(Path(folder).resolve().parent)]):
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise GoldensetError(
+            f"{section}.{field}: cannot import {module_name!r} ({error}); put the module in "
+            f"{section}.folder, e.g. external/<name>.py named external.<name>"
+        ) from None
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise GoldensetError(
+            f"{section}.{field}: {module_name!r} has no function {function_name!r}"
+        )
+    return function
+
+
+def team_object(section: str, field: str, spec: str, folder: str) -> Any:
+    """What the team's ``module:function`` returns, called with no arguments; one line when it
+    cannot be imported or fails."""
+    function = team_function(spec, folder, section, field)
+    try:
+        return function()
+    except Exception as error:  # the team's code, or the store it opens: any error
+        raise GoldensetError(f"{section}.{field}: {spec} failed ({first_line(error)})") from error
+
+
+def code_identity(folder: str) -> str:
+    """The folder's files, hashed: a change to the team's code is a new retriever."""
+    from goldenset.scoring.query_cache import folder_digest
+
+    return folder_digest(Path(folder))
+
+
+def first_line(error: Exception) -> str:
+    """An error as one line: its type and the first line of its message (300 characters)."""
+    reason = (str(error).strip().splitlines() or [""])[0][:300]
+    return f"{type(error).__name__}: {reason}"
+
+
+def ask_missing(
+    cache: QueryCache,
+    keys: Sequence[str],
+    texts: Sequence[str],
+    batch_size: int,
+    label: str,
+    ask: Callable[[list[str]], Sequence[Any]],
+) -> list[Any]:
+    """Each question's answer: from the cache, or asked a batch at a time (``ask``: the texts
+    of a batch -> one answer per text, as the cache keeps it). Each batch's answers are kept as
+    they come, so a failure loses none of them."""
+    missing = [i for i, key in enumerate(keys) if cache.get(key) is None]
+    for batch in _batches(missing, batch_size, label):
+        for i, answer in zip(batch, ask([texts[i] for i in batch]), strict=True):
+            cache.put(keys[i], answer)
+    return [cache.get(key) for key in keys]
+
+
+def _batches(rows: list[int], size: int, label: str) -> Iterator[list[int]]:
+    """The rows a batch at a time, with a progress bar for more than one."""
+    from tqdm import tqdm
+
+    batches = [rows[start : start + size] for start in range(0, len(rows), size)]
+    yield from tqdm(batches, desc=label, unit="batch", disable=len(batches) < 2)
+
+
+def plain(entry: object) -> str | list:
+    """An answer's entry as JSON keeps it: an id, or [id, score] (a numpy score as a float)."""
+    if isinstance(entry, str):
+        return entry
+    item, score = entry  # type: ignore[misc]
+    return [str(item), float(score)]
+
+
+def check_answer_count(answer: object, n_queries: int, origin: str) -> None:
+    if not isinstance(answer, Sequence) or len(answer) != n_queries:
+        raise GoldensetError(
+            f"retrievers.external: {origin} must return one ranked list per query "
+            f"({n_queries}), got {type(answer).__name__}"
+            + (f" of {len(answer)}" if isinstance(answer, Sequence) else "")
+        )
+
+
+def parse_ranked_ids(answer: object, item_ids: list[str], n_queries: int, origin: str) -> TopK:
+    """Per-query lists of ids or (id, score) pairs -> a run; scores default to 1/rank."""
+    from goldenset.scoring.topk import padded
+
+    check_answer_count(answer, n_queries, origin)
+    assert isinstance(answer, Sequence)
+    index_of = {item: position for position, item in enumerate(item_ids)}
+    depth = max((len(ranked) for ranked in answer), default=0)
+    found = padded(n_queries, depth)
+    for row, ranked in enumerate(answer):
+        for column, entry in enumerate(ranked):
+            item, score = (entry, 1.0 / (column + 1)) if isinstance(entry, str) else entry
+            position = index_of.get(str(item))
+            if position is None:
+                raise GoldensetError(
+                    f"retrievers.external: {origin} ranked unknown chunk id {item!r} for query "
+                    f"{row}; return ids from the chunk_ids it was given"
+                )
+            found.indices[row, column], found.scores[row, column] = position, score
+    return found
