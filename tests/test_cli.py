@@ -1,5 +1,5 @@
 """The `goldenset` command as a user runs it, in subprocesses: its version and help, `goldenset
-example` and `goldenset init` on what it wrote, and both from an installed wheel."""
+demo` and `goldenset init` on what it wrote, and both from an installed wheel."""
 
 from __future__ import annotations
 
@@ -43,16 +43,16 @@ def test_help_describes_the_command_and_lists_each_subcommand(tmp_path):
     shown = run(["goldenset", "--help"], tmp_path)
     assert "Subcommands:" not in shown
     assert "Golden sets of (question -> evidence) pairs from your own documents" in shown
-    for name in ("example", "init", "compare", "calibrate"):
+    for name in ("demo", "init", "compare", "calibrate"):
         assert re.search(rf"^    {name}\b", shown, re.M), name
     assert shown.rstrip().endswith("`goldenset COMMAND --help` shows a command's options.")
 
 
-def test_example_writes_the_documents_and_real_queries_init_then_scores(tmp_path):
+def test_demo_writes_the_documents_and_real_queries_init_then_scores(tmp_path):
     repo = repository(tmp_path / "repo")
-    shown = run(["goldenset", "example"], repo).splitlines()
+    shown = run(["goldenset", "demo"], repo).splitlines()
     assert shown == [
-        "goldenset example: wrote 40 SciFact abstracts as Markdown and the 21 real queries judged "
+        "goldenset demo: wrote 40 SciFact abstracts as Markdown and the 21 real queries judged "
         "on them (queries.jsonl, qrels.tsv) in docs",
         "next: goldenset init --docs docs   # in a git repository (`git init` first in a new "
         "folder)",
@@ -66,11 +66,11 @@ def test_example_writes_the_documents_and_real_queries_init_then_scores(tmp_path
     write_queries(expected, queries, [[q, f"{d}.md", s] for q, d, s in qrels])
     assert files(repo / "docs") == files(expected)
 
-    again = call(["goldenset", "example"], repo)
+    again = call(["goldenset", "demo"], repo)
     assert again.returncode == 2 and again.stderr.count("\n") == 1
     assert "docs exists and is not empty" in again.stderr
     assert files(repo / "docs") == files(expected)
-    too_many = call(["goldenset", "example", "more", "--documents", "101"], repo)
+    too_many = call(["goldenset", "demo", "more", "--documents", "101"], repo)
     assert too_many.returncode == 2 and "give 1 to 100" in too_many.stderr
     assert not (repo / "more").exists()
 
@@ -106,7 +106,7 @@ def test_example_writes_the_documents_and_real_queries_init_then_scores(tmp_path
 
 
 def test_a_few_documents_into_a_named_folder(tmp_path):
-    shown = run(["goldenset", "example", "my docs", "--documents", "5"], tmp_path)
+    shown = run(["goldenset", "demo", "my docs", "--documents", "5"], tmp_path)
     assert "wrote 5 SciFact abstracts" in shown and "3 real queries" in shown
     assert "next: goldenset init --docs 'my docs'" in shown
     written = files(tmp_path / "my docs")
@@ -116,7 +116,7 @@ def test_a_few_documents_into_a_named_folder(tmp_path):
 
 def test_init_refusing_a_local_install_names_the_extras_the_params_and_remote_need(tmp_path):
     repo = repository(tmp_path / "repo")
-    run(["goldenset", "example", "--documents", "3"], repo)
+    run(["goldenset", "demo", "--documents", "3"], repo)
     run(["dvc", "init", "-q"], repo)
     run(["dvc", "remote", "add", "-d", "store", "s3://bucket/dvc"], repo)
     refused = call(["goldenset", "init", "--docs", "docs", "--ci", "github"], repo)

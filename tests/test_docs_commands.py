@@ -154,7 +154,7 @@ PAGE = """\
 Some prose.
 
 ```console
-$ goldenset example docs
+$ goldenset demo docs
 wrote 40 documents into docs/
 …
 $ dvc repro \\
@@ -179,7 +179,7 @@ def test_a_page_reads_as_its_commands_and_file_edits_in_order():
     found = steps(PAGE)
     assert [type(step) for step in found] == [Command, Command, Command, FileEdit]
     example, repro, hidden, params = found
-    assert (example.text, example.line, example.exits) == ("goldenset example docs", 4, 0)
+    assert (example.text, example.line, example.exits) == ("goldenset demo docs", 4, 0)
     assert example.shown == ["wrote 40 documents into docs/", "…"]
     assert repro.text == "dvc repro \\\n    goldenset/dvc.yaml  # exits 1: on purpose"
     assert repro.exits == 1 and repro.shown == ["took ~~12.5 s, ~~$0.0031"]

@@ -21,7 +21,7 @@ LAYERS = [
     ["judge", "scoring"],
     ["audit", "calibrate", "compare", "review"],
     ["stages", "params"],
-    ["init", "example"],
+    ["init", "demo"],
     ["cli"],
     ["__main__"],
 ]

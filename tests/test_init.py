@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from goldenset.core.errors import GoldensetError
-from goldenset.example import EXAMPLE, EXAMPLE_DOCUMENTS, example_files, read_example
+from goldenset.demo import DEMO, DEMO_DOCUMENTS, demo_files, read_demo
 from goldenset.init import (
     CODE,
     EXTRA_REASONS,
@@ -177,7 +177,7 @@ def test_the_example_is_markdown_documents_and_their_real_queries_in_the_beir_la
         {"_id": "8", "title": "T", "text": "B"},
     ]
     queries = ['{"_id": "q1", "text": "seven?"}']
-    files = example_files(docs, queries, [["q1", "7", "1"]])
+    files = demo_files(docs, queries, [["q1", "7", "1"]])
     assert files == {
         "7.md": "# Seven\n\nBody.\n",
         "8.md": "# T\n\nB\n",
@@ -190,11 +190,11 @@ CODE_FILES = {"README.md", "__init__.py", "__pycache__"}  # beside the data, not
 
 
 def test_the_shipped_example_is_what_the_script_cuts_from_the_sample(tmp_path):
-    script = ROOT / "data" / "make_example_docs.py"
+    script = ROOT / "data" / "make_demo_docs.py"
     subprocess.run([sys.executable, script, tmp_path], cwd=ROOT, check=True, capture_output=True)
-    shipped = sorted(path.name for path in EXAMPLE.iterdir() if path.name not in CODE_FILES)
+    shipped = sorted(path.name for path in DEMO.iterdir() if path.name not in CODE_FILES)
     assert shipped == sorted(path.name for path in tmp_path.iterdir())
     for name in shipped:
-        assert (EXAMPLE / name).read_bytes() == (tmp_path / name).read_bytes(), name
-    docs, queries, qrels = read_example(EXAMPLE_DOCUMENTS)
-    assert len(docs) == EXAMPLE_DOCUMENTS and queries and qrels
+        assert (DEMO / name).read_bytes() == (tmp_path / name).read_bytes(), name
+    docs, queries, qrels = read_demo(DEMO_DOCUMENTS)
+    assert len(docs) == DEMO_DOCUMENTS and queries and qrels

@@ -1,6 +1,6 @@
 """The `goldenset` command: its subcommands (`goldenset COMMAND --help`) parsed and run.
 
-example [DIR]             sample documents and their real queries, to try goldenset on
+demo [DIR]                demo documents and their real queries, to try goldenset on
 init [DIR] --docs PATH    this pipeline in a folder of your repository (and a CI gate)
 estimate [DIR]            the requests, tokens, dollars and minutes the question writer would take
 compare [REV_A] [REV_B]   paired comparison of two runs, read through DVC (exit 1: regression)
@@ -65,7 +65,7 @@ def parser() -> argparse.ArgumentParser:
     commands = main.add_subparsers(
         dest="command", required=True, title="commands", metavar="COMMAND"
     )
-    add_example(commands)
+    add_demo(commands)
     add_init(commands)
     add_estimate(commands)
     add_compare(commands)
@@ -81,17 +81,17 @@ def _directory(command: argparse.ArgumentParser, default: str, help: str) -> Non
     )
 
 
-def add_example(commands: argparse._SubParsersAction) -> None:
-    example = commands.add_parser(
-        "example",
-        help="write sample documents and real queries to start from",
+def add_demo(commands: argparse._SubParsersAction) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="write demo documents and real queries to start from",
         description="Write SciFact abstracts shipped in the package into DIR, one Markdown file "
         "each (<id>.md), and the real SciFact claims judged on them in the BEIR layout "
         "(queries.jsonl, qrels.tsv), which `goldenset init --docs DIR` scores as real queries. "
         "Refuses a DIR that exists and is not empty.",
     )
-    _directory(example, "docs", "the folder to write (default: docs)")
-    example.add_argument(
+    _directory(demo, "docs", "the folder to write (default: docs)")
+    demo.add_argument(
         "--documents", type=int, default=40, metavar="N", help="how many abstracts (1 to 100)"
     )
 
@@ -253,10 +253,10 @@ def add_init(commands: argparse._SubParsersAction) -> None:
     )
 
 
-def run_example(args: argparse.Namespace) -> int:
-    from goldenset.example import write_example
+def run_demo(args: argparse.Namespace) -> int:
+    from goldenset.demo import write_demo
 
-    for line in write_example(args.directory, args.documents):
+    for line in write_demo(args.directory, args.documents):
         print(line)
     return 0
 
@@ -401,7 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "calibrate": run_calibrate,
             "compare": run_compare,
             "estimate": run_estimate,
-            "example": run_example,
+            "demo": run_demo,
             "init": run_init,
             "review": run_review,
         }

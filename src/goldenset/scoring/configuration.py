@@ -20,7 +20,7 @@ from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
 from goldenset.core.vectors import CHUNK_VECTORS, read_vectors
-from goldenset.scoring.evaluation import Retrievers, score_chunking
+from goldenset.scoring.evaluation import RetrieverChoice, score_chunking
 from goldenset.scoring.exports import beir_corpus
 from goldenset.scoring.foreign import store_chunking
 from goldenset.scoring.inputs import (
@@ -76,12 +76,12 @@ def score_inputs(
     own = [name for name in [*fusable(), *fusions()] if getattr(retrievers, name).enabled]
     parts: list[ChunkingScores] = []
     if own:
-        chosen = Retrievers(retrievers, own, inputs.loaded, device)
+        chosen = RetrieverChoice(retrievers, own, inputs.loaded, device)
         parts.append(_score(own_chunking(inputs), inputs, chosen, score))
     for name in [name for name in stores() if getattr(retrievers, name).enabled]:
         depth = max(score.depth, max(score.ks))
         chunking, answers, placement = store_chunking(name, inputs, depth, score.tokenizer)
-        part = _score(chunking, inputs, Retrievers(retrievers, [name], {name: answers}), score)
+        part = _score(chunking, inputs, RetrieverChoice(retrievers, [name], {name: answers}), score)
         part.exports[paths.store_corpus(name)] = beir_corpus(chunking.chunks)
         part.placements[name] = placement
         parts.append(part)
@@ -91,7 +91,7 @@ def score_inputs(
 
 
 def _score(
-    chunking: Chunking, inputs: ScoreInputs, chosen: Retrievers, score: ScoreParams
+    chunking: Chunking, inputs: ScoreInputs, chosen: RetrieverChoice, score: ScoreParams
 ) -> ChunkingScores:
     return score_chunking(chunking, inputs.query_sets, inputs.query_vectors, chosen, score)
 

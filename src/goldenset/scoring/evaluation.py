@@ -19,6 +19,7 @@ import torch
 
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
+from goldenset.corpus.querysets import QuerySet
 from goldenset.scoring.exports import beir_corpus, beir_qrels, beir_queries, trec_run
 from goldenset.scoring.inputs import Chunking
 from goldenset.scoring.outputs import ChunkingScores
@@ -47,7 +48,7 @@ log = logging.getLogger("goldenset")
 
 
 @dataclass(frozen=True)
-class Retrievers:
+class RetrieverChoice:
     """The retrievers scored over one chunking: their params, the names of those to build, what
     they read from outside, and the dense device."""
 
@@ -59,13 +60,12 @@ class Retrievers:
 
 def score_chunking(
     chunking: Chunking,
-    questions: dict,
+    questions: dict[str, QuerySet],
     query_vectors: dict[str, np.ndarray],
-    retrievers: Retrievers,
+    retrievers: RetrieverChoice,
     score: ScoreParams,
 ) -> ChunkingScores:
-    """The retrievers' runs over the chunking on every query set (``questions``: name ->
-    goldenset.corpus.querysets.QuerySet), scored."""
+    """The retrievers' runs over the chunking on every query set, scored."""
     chunks = chunking.chunks
     corpus = Corpus(chunks["chunk_id"].tolist(), chunks["text"].tolist(), chunking.vectors)
     search = _Searches(corpus, retrievers)
@@ -141,7 +141,7 @@ def _score_set(
 class _Searches:
     """The retrievers over the chunks in a set's item order: one index per order, shared."""
 
-    def __init__(self, corpus: Corpus, retrievers: Retrievers) -> None:
+    def __init__(self, corpus: Corpus, retrievers: RetrieverChoice) -> None:
         self.corpus, self.retrievers, self.device = corpus, retrievers, retrievers.device
         self._built: dict[bytes | None, tuple[Corpus, dict]] = {}
 

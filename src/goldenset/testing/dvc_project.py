@@ -58,11 +58,11 @@ def commit(project: Path, message: str) -> None:
 
 def small_corpus(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]:
     """The first documents of the shipped sample, the real queries judged on them (lines of
-    queries.jsonl) and their judgments (query-id, corpus-id, score): what `goldenset example`
+    queries.jsonl) and their judgments (query-id, corpus-id, score): what `goldenset demo`
     writes, read from the same package data."""
-    from goldenset.example import read_example  # not at import: conftest imports this module
+    from goldenset.demo import read_demo  # not at import: conftest imports this module
 
-    return read_example(n_docs)
+    return read_demo(n_docs)
 
 
 def write_queries(folder: Path, queries: list[str], qrels: list[list[str]]) -> None:

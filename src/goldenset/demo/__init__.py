@@ -1,5 +1,5 @@
-"""`goldenset example`: documents to try goldenset on, shipped beside this module (package data
-cut from the sample by data/make_example_docs.py): the sample's first SciFact abstracts as
+"""`goldenset demo`: documents to try goldenset on, shipped beside this module (package data
+cut from the sample by data/make_demo_docs.py): the sample's first SciFact abstracts as
 Markdown files, and the real queries judged on them in the BEIR layout."""
 
 from __future__ import annotations
@@ -11,24 +11,24 @@ from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
 
-EXAMPLE = Path(__file__).parent  # BEIR files: the shipped sample's first EXAMPLE_DOCUMENTS
-EXAMPLE_DOCUMENTS = 100
+DEMO = Path(__file__).parent  # BEIR files: the shipped sample's first DEMO_DOCUMENTS
+DEMO_DOCUMENTS = 100
 
 
-def read_example(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]:
+def read_demo(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]:
     """The shipped sample's first documents (BEIR corpus lines: _id, title, text), the lines of
     queries.jsonl judged on them, and those judgments (query-id, corpus-id, score)."""
-    with gzip.open(EXAMPLE / "corpus.jsonl.gz", "rt", encoding="utf-8") as corpus:
+    with gzip.open(DEMO / "corpus.jsonl.gz", "rt", encoding="utf-8") as corpus:
         docs = [json.loads(line) for _, line in zip(range(n_docs), corpus, strict=False)]
     ids = {doc["_id"] for doc in docs}
-    rows = (EXAMPLE / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    rows = (DEMO / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]
     qrels = [row.split("\t") for row in rows if row.split("\t")[1] in ids]
     qids = {qid for qid, _, _ in qrels}
-    lines = (EXAMPLE / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (DEMO / "queries.jsonl").read_text(encoding="utf-8").splitlines()
     return docs, [line for line in lines if json.loads(line)["_id"] in qids], qrels
 
 
-def example_files(docs: list[dict], queries: list[str], qrels: list[list[str]]) -> dict[str, str]:
+def demo_files(docs: list[dict], queries: list[str], qrels: list[list[str]]) -> dict[str, str]:
     """File name -> text: each document as Markdown, and its real queries in the BEIR layout,
     judged on the Markdown files (a document's id in a folder is its file name)."""
     files = {f"{doc['_id']}.md": f"# {doc['title']}\n\n{doc['text']}\n" for doc in docs}
@@ -38,24 +38,24 @@ def example_files(docs: list[dict], queries: list[str], qrels: list[list[str]]) 
     return files
 
 
-def write_example(directory: Path, n_docs: int = 40) -> list[str]:
+def write_demo(directory: Path, n_docs: int = 40) -> list[str]:
     """Write `n_docs` documents and their real queries into a new folder; the lines to print."""
-    if not 1 <= n_docs <= EXAMPLE_DOCUMENTS:
+    if not 1 <= n_docs <= DEMO_DOCUMENTS:
         raise GoldensetError(
-            f"goldenset example: --documents {n_docs}: give 1 to {EXAMPLE_DOCUMENTS} (the "
+            f"goldenset demo: --documents {n_docs}: give 1 to {DEMO_DOCUMENTS} (the "
             "documents shipped)"
         )
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise GoldensetError(
-            f"goldenset example: {directory} exists and is not empty; name a new folder: "
-            "goldenset example DIR"
+            f"goldenset demo: {directory} exists and is not empty; name a new folder: "
+            "goldenset demo DIR"
         )
-    docs, queries, qrels = read_example(n_docs)
+    docs, queries, qrels = read_demo(n_docs)
     directory.mkdir(parents=True, exist_ok=True)
-    for name, text in example_files(docs, queries, qrels).items():
+    for name, text in demo_files(docs, queries, qrels).items():
         (directory / name).write_text(text, encoding="utf-8")
     return [
-        f"goldenset example: wrote {len(docs)} SciFact abstracts as Markdown and the "
+        f"goldenset demo: wrote {len(docs)} SciFact abstracts as Markdown and the "
         f"{len(queries)} real queries judged on them (queries.jsonl, qrels.tsv) in {directory}",
         f"next: goldenset init --docs {shlex.quote(str(directory))}   # in a git repository "
         "(`git init` first in a new folder)",

@@ -1,8 +1,8 @@
-"""Cut the shipped sample to what `goldenset example` writes from, shipped in the package so that
+"""Cut the shipped sample to what `goldenset demo` writes from, shipped in the package so that
 the command works from an installed wheel or git install: the sample's first 100 abstracts, the
 real queries judged on them and those judgments, in the BEIR layout (lines kept as they are).
 
-    python data/make_example_docs.py   # writes src/goldenset/example/
+    python data/make_demo_docs.py   # writes src/goldenset/example/
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-DOCUMENTS = 100  # `goldenset example --documents` at most
+DOCUMENTS = 100  # `goldenset demo --documents` at most
 
 
 def cut(docs: Path, n_docs: int = DOCUMENTS) -> tuple[list[str], list[str], list[str]]:
