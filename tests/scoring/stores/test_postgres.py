@@ -24,8 +24,8 @@ from goldenset.scoring.stores.base import (
     store_loader,
 )
 from goldenset.scoring.stores.postgres import PostgresParams, PostgresStore, open_postgres
-from goldenset.testing.postgres_server import DSN_ENV, start_postgres
-from goldenset.testing.s3_server import free_port
+from tests.support.postgres_server import DSN_ENV, start_postgres
+from tests.support.s3_server import free_port
 
 psycopg = pytest.importorskip("psycopg")
 
