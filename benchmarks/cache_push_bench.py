@@ -21,8 +21,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from goldenset.generation.cache import AnswerCache  # noqa: E402
 from goldenset.generation.interface import Completion  # noqa: E402
-from goldenset.testing.dvc_project import commit, run  # noqa: E402
-from goldenset.testing.s3_server import LoopbackS3  # noqa: E402
+from tests.support.dvc_project import commit, run  # noqa: E402
+from tests.support.s3_server import LoopbackS3  # noqa: E402
 
 
 def fill(cache: AnswerCache, answers: int) -> None:

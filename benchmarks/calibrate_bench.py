@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+from pathlib import Path
 
 import numpy as np
 import yaml
@@ -23,7 +24,8 @@ from goldenset.calibrate.agreement import pair_tests
 from goldenset.calibrate.noise import noise_ceiling
 from goldenset.calibrate.params import CalibrateParams
 from goldenset.core.stats import randomization_test
-from goldenset.testing.dvc_project import ROOT
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository: its params.yaml gives the grid
 
 
 def timed(work):

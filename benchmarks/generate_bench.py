@@ -24,8 +24,8 @@ from goldenset.generation.params import GenerateParams  # noqa: E402
 from goldenset.generation.passages import passages_for  # noqa: E402
 from goldenset.generation.providers.anthropic import AnthropicProvider  # noqa: E402
 from goldenset.generation.runner import run_generation  # noqa: E402
-from goldenset.testing.documents import make_documents  # noqa: E402
-from goldenset.testing.llm_servers import LoopbackLLM  # noqa: E402
+from goldenset.llm_stand_in import LoopbackLLM  # noqa: E402
+from tests.support.documents import make_documents  # noqa: E402
 
 KEY = "bench-key"
 TARGET_SPEEDUP = 15.0

@@ -13,6 +13,7 @@ the table also shows the increase over the resident set before scoring. Our scor
 before the bare multiply, whose 4 GB result would otherwise own the peak.
 
 Run: PYTHONPATH=src python benchmarks/score_bench.py [--chunks N --questions N --dim N]
+(the script puts the repository's root on sys.path itself, for tests.support's metric means)
 
 With --project DIR it times instead what the score stage runs on that project's pipeline files
 (goldenset.scoring.configuration: read_score_inputs, then score_inputs, every enabled retriever
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -38,10 +40,12 @@ import numpy as np
 import torch
 from scipy import sparse
 
-from goldenset.metrics.ranking import evaluate
-from goldenset.scoring.retrievers.dense import DenseScores
-from goldenset.scoring.topk import block_rows_for, top_k
-from goldenset.testing.metrics import mean_metrics
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for tests.support
+
+from goldenset.metrics.ranking import evaluate  # noqa: E402
+from goldenset.scoring.retrievers.dense import DenseScores  # noqa: E402
+from goldenset.scoring.topk import block_rows_for, top_k  # noqa: E402
+from tests.support.metrics import mean_metrics  # noqa: E402
 
 GIB = 2**30
 TARGET_LOOP_SPEEDUP = 20.0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.testing.dvc_project import ROOT  # the repository: tests import it from here
+from tests.support.dvc_project import ROOT  # the repository: tests import it from here
 
 # Tests never reach a model hub: models come from installed packages or local folders.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -14,8 +15,8 @@ import pytest
 import yaml
 
 import goldenset
-from goldenset.testing.dvc_project import call, run, small_corpus, write_queries
 from tests.conftest import ROOT
+from tests.support.dvc_project import call, run, small_corpus, write_queries
 from tests.test_own_repository_e2e import install, package_copy
 
 REPOSITORY = re.search(
@@ -129,13 +130,19 @@ def test_init_refusing_a_local_install_names_the_extras_the_params_and_remote_ne
 @pytest.mark.slow
 def test_from_a_wheel_ci_installs_the_versions_tag_with_the_extras_it_needs(tmp_path):
     """pip install of a wheel built from this project: the example documents are package data,
-    and CI installs the version's tag from the repository named in pyproject.toml."""
+    test support stays out of it, and CI installs the version's tag from the repository named in
+    pyproject.toml."""
     assert REPOSITORY is not None
     source = package_copy(tmp_path / "source")
     wheels = tmp_path / "wheels"
     build = ["-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels)]
     subprocess.run([sys.executable, *build, str(source)], check=True, capture_output=True)
-    env = install(next(wheels.glob("*.whl")), tmp_path)
+    wheel = next(wheels.glob("*.whl"))
+    with zipfile.ZipFile(wheel) as shipped:
+        names = shipped.namelist()
+    assert "goldenset/llm_stand_in.py" in names  # the docs' pages start it
+    assert not [name for name in names if name.startswith(("goldenset/testing/", "tests/"))]
+    env = install(wheel, tmp_path)
     repo = repository(tmp_path / "repo")
 
     def sh(*args: str) -> str:

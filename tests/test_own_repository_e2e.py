@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from goldenset.testing.dvc_project import small_corpus, stages_run, write_queries
 from tests.conftest import ROOT
+from tests.support.dvc_project import small_corpus, stages_run, write_queries
 
 pytestmark = pytest.mark.slow
 

@@ -35,12 +35,12 @@ from goldenset.corpus.queries import evidence_frame
 from goldenset.params import parse_params
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
-from goldenset.testing.dvc_project import commit, copy_project
-from goldenset.testing.dvc_project import run as run_command
 from tests.browser import chromium, draw, page_template
 from tests.conftest import ROOT
 from tests.scoring.test_exports import golden_questions, sample_documents
 from tests.stage_runs import run_stage
+from tests.support.dvc_project import commit, copy_project
+from tests.support.dvc_project import run as run_command
 
 GRID = {
     "chunkings": [{"strategy": "sentences", "max_size": 250}, {"strategy": "none"}],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.testing.dvc_project import (
+from tests.support.dvc_project import (
     PROJECT_FILES,
     call,
     commit,

@@ -21,10 +21,10 @@ from goldenset.generation.pricing import cost_usd, price_for
 from goldenset.generation.providers.anthropic import AnthropicProvider
 from goldenset.generation.providers.anthropic.batches import PENDING_FILE, split_requests
 from goldenset.generation.runner import run_generation
-from goldenset.testing.batch_server import ERRORED, EXPIRED, INVALID, LoopbackBatches
-from goldenset.testing.documents import make_documents
-from goldenset.testing.llm_servers import LoopbackLLM, Reply
+from goldenset.llm_stand_in import LoopbackLLM, Reply
 from tests.stages.test_generate import command, make_project, read_jsonl, stage_env
+from tests.support.batch_server import ERRORED, EXPIRED, INVALID, LoopbackBatches
+from tests.support.documents import make_documents
 
 KEY = "test-key"
 DOCUMENTS = make_documents(8, sentences=20)

@@ -32,8 +32,8 @@ from goldenset.generation.summary import (
     remember_run,
     run_record,
 )
-from goldenset.testing.documents import make_documents
-from goldenset.testing.llm_servers import LoopbackLLM, valid_answer
+from goldenset.llm_stand_in import LoopbackLLM, valid_answer
+from tests.support.documents import make_documents
 
 KEY = "test-key"
 LIMITS = Limits(fewest=1, most=4, max_tokens=48, workers=4)

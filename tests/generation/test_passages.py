@@ -13,7 +13,7 @@ from goldenset.generation.passages import (
     target_sentences,
     title_span,
 )
-from goldenset.testing.documents import make_documents
+from tests.support.documents import make_documents
 
 
 def sample(documents, **overrides):

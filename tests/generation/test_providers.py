@@ -16,8 +16,8 @@ from goldenset.generation.prompt import SYSTEM, build_messages, mark_target
 from goldenset.generation.providers.anthropic import AnthropicProvider
 from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.providers.registry import make_provider, provider_entry
+from goldenset.llm_stand_in import Fault, LoopbackLLM, Reply, Stall
 from goldenset.params import parse_params
-from goldenset.testing.llm_servers import Fault, LoopbackLLM, Reply, Stall
 
 APIS = ["anthropic", "openai"]
 KEY = "test-key"

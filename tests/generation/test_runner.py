@@ -25,8 +25,7 @@ from goldenset.generation.prompt import PROMPT_SHA
 from goldenset.generation.providers.anthropic import AnthropicProvider
 from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
-from goldenset.testing.documents import make_documents
-from goldenset.testing.llm_servers import (
+from goldenset.llm_stand_in import (
     Fault,
     LoopbackLLM,
     Reply,
@@ -35,6 +34,7 @@ from goldenset.testing.llm_servers import (
     valid_answer,
 )
 from tests.conftest import for_type_checkers
+from tests.support.documents import make_documents
 
 KEY = "test-key"
 DOCUMENTS = make_documents(6, sentences=12)

@@ -12,7 +12,7 @@ import anthropic
 
 def shell_lines(command: str, env: dict[str, str]) -> dict[str, str]:
     shown = subprocess.run(
-        [sys.executable, "-m", "goldenset.testing.llm_servers", command],
+        [sys.executable, "-m", "goldenset.llm_stand_in", command],
         capture_output=True,
         text=True,
         env=env,

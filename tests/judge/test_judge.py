@@ -28,7 +28,7 @@ from goldenset.judge.model import (
 from goldenset.judge.reader import Reader
 from goldenset.judge.referee import REFEREE, load_referee
 from goldenset.judge.validate import corpus_indexes, validate
-from goldenset.testing.dvc_project import ROOT
+from tests.support.dvc_project import ROOT
 
 VAGUE = [
     "What did the study find?",

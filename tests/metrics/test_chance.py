@@ -14,7 +14,7 @@ from goldenset.metrics.chance import chance_levels, context_chance
 from goldenset.metrics.measures import MEASURES, RANKING_VIEWS, Measure
 from goldenset.metrics.ranking import evaluate
 from goldenset.metrics.views import ItemChunks, Layout, span_views
-from goldenset.testing.metrics import mean_metrics
+from tests.support.metrics import mean_metrics
 
 N_ITEMS = 6
 

@@ -29,8 +29,8 @@ from goldenset.metrics.ranking import (
 )
 from goldenset.scoring.retrievers.lexical import BM25Scores
 from goldenset.scoring.topk import top_k
-from goldenset.testing.metrics import mean_metrics
 from tests.conftest import SHARED_DATASETS
+from tests.support.metrics import mean_metrics
 
 SCIFACT = SHARED_DATASETS / "scifact"
 

@@ -12,9 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from goldenset.llm_stand_in import LoopbackLLM
 from goldenset.review.verdicts import VerdictFile, verdict_row
 from goldenset.review.views import missed
-from goldenset.testing.dvc_project import (
+from tests.review.conftest import current_qid, open_page, served
+from tests.support.dvc_project import (
     PROJECT_FILES,
     commit,
     copy_project,
@@ -23,8 +25,6 @@ from goldenset.testing.dvc_project import (
     stages_run,
     write_small_corpus,
 )
-from goldenset.testing.llm_servers import LoopbackLLM
-from tests.review.conftest import current_qid, open_page, served
 
 pytestmark = pytest.mark.slow
 HEADLINE = ["doc_ndcg@10", "context_recall@512", "context_hit@512", "ndcg@10", "recall@10", "mrr"]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from goldenset.scoring.ranked import recall_plot_rows
-from goldenset.testing.dvc_project import commit, copy_project, run
 from tests.browser import Node, Plot, chromium, draw, page_template
 from tests.conftest import ROOT
+from tests.support.dvc_project import commit, copy_project, run
 
 KS = [1, 3, 5, 10]
 

@@ -22,9 +22,9 @@ from goldenset.generation.params import GenerateParams
 from goldenset.generation.providers.openai import OpenAIProvider
 from goldenset.generation.runner import run_generation
 from goldenset.judge.selection import reading_key, weights_digest
-from goldenset.testing.documents import make_documents
-from goldenset.testing.llm_servers import LoopbackLLM, valid_answer
+from goldenset.llm_stand_in import LoopbackLLM, valid_answer
 from tests.conftest import ROOT
+from tests.support.documents import make_documents
 
 KEY = "test-key"
 DOCUMENTS = make_documents(8, sentences=20)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from goldenset.testing.llm_servers import LoopbackLLM
+from goldenset.llm_stand_in import LoopbackLLM
 from tests.conftest import ROOT
 from tests.stages.test_generate import examples_file_params, make_project
 

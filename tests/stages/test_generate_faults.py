@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from goldenset.generation.cache import AnswerCache
-from goldenset.testing.llm_servers import LoopbackLLM
+from goldenset.llm_stand_in import LoopbackLLM
 from tests.stages.test_generate import KEY, make_project, read_jsonl, run, stage_env
 
 QUESTIONS = 6

@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from goldenset.testing.documents import make_documents
 from tests.metrics.test_ranking import TREC_NAMES, trec_eval_scores
 from tests.stage_runs import run_stage
+from tests.support.documents import make_documents
 
 pytestmark = pytest.mark.slow  # ingest, chunk, embed and score as subprocesses, real MiniLM
 

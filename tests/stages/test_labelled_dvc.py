@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from goldenset.testing.dvc_project import (
+from tests.support.dvc_project import (
     PROJECT_FILES,
     call,
     commit,

@@ -16,12 +16,12 @@ import pandas as pd
 import pytest
 import yaml
 
+from goldenset.llm_stand_in import LoopbackLLM
 from goldenset.scoring.exports import read_trec_run
-from goldenset.testing.documents import make_documents
-from goldenset.testing.dvc_project import PROJECT_FILES, commit, copy_project, run, stages_run
-from goldenset.testing.llm_servers import LoopbackLLM
 from tests.conftest import ROOT
 from tests.scoring.test_exports import all_metrics, assert_trec_eval_agrees, read_qrels
+from tests.support.documents import make_documents
+from tests.support.dvc_project import PROJECT_FILES, commit, copy_project, run, stages_run
 
 pytestmark = pytest.mark.slow
 

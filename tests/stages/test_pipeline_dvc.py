@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.testing.dvc_project import (
+from tests.support.dvc_project import (
     PROJECT_FILES,
     commit,
     copy_project,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.testing.documents import make_documents
 from tests.stage_runs import run_stage
+from tests.support.documents import make_documents
 
 pytestmark = pytest.mark.slow
 

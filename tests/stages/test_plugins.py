@@ -22,7 +22,7 @@ from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.generation.providers.registry import PROVIDERS
 from goldenset.metrics.measures import MEASURES
 from goldenset.scoring.retrievers import RETRIEVERS
-from goldenset.testing.dvc_project import (
+from tests.support.dvc_project import (
     PROJECT_FILES,
     ROOT,
     call,

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from goldenset.testing.dvc_project import PROJECT_FILES, commit, copy_project, run
+from tests.support.dvc_project import PROJECT_FILES, commit, copy_project, run
 
 pytestmark = pytest.mark.slow
 PUBLISHED_NDCG_AT_10 = 0.645  # MTEB leaderboard, all-MiniLM-L6-v2, SciFact

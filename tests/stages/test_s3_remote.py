@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.testing.dvc_project import (
+from goldenset.llm_stand_in import LoopbackLLM
+from tests.support.dvc_project import (
     PROJECT_FILES,
     commit,
     copy_project,
@@ -20,11 +21,10 @@ from goldenset.testing.dvc_project import (
     stages_run,
     write_small_corpus,
 )
-from goldenset.testing.llm_servers import LoopbackLLM
 
 pytest.importorskip("moto.server", reason="the S3 remote test needs the test extra (moto[server])")
 pytest.importorskip("dvc_s3", reason="the S3 remote test needs dvc-s3 (the s3 extra)")
-from goldenset.testing.s3_server import LoopbackS3  # noqa: E402
+from tests.support.s3_server import LoopbackS3  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from goldenset.testing.dvc_project import PROJECT_FILES, commit, copy_project, run
+from tests.support.dvc_project import PROJECT_FILES, commit, copy_project, run
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from goldenset.testing.chroma_server import chroma_url_from_env, host_port, start_chroma
+from tests.support.chroma_server import chroma_url_from_env, host_port, start_chroma
 
 pytest.register_assert_rewrite("tests.scoring.stores.store_checks")
 

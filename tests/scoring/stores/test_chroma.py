@@ -1,4 +1,4 @@
-"""The Chroma store against a real server (goldenset.testing.chroma_server, or CI's shared one,
+"""The Chroma store against a real server (tests.support.chroma_server, or CI's shared one,
 GOLDENSET_TEST_CHROMA_URL) and a real persistent folder: it ranks as exact cosine search over
 MiniLM vectors, lists every chunk, each fault is one line naming what to fix, and a re-run reads
 its answers from the cache without opening the store."""
@@ -18,8 +18,6 @@ import pytest
 from goldenset.scoring.stores import chroma
 from goldenset.scoring.stores.base import ask_store, listed_chunks, store_loader
 from goldenset.scoring.stores.chroma import ChromaParams, open_chroma
-from goldenset.testing.chroma_server import start_chroma
-from goldenset.testing.s3_server import free_port
 from tests.scoring.stores.store_checks import PARAGRAPH_QUESTIONS as QUESTIONS
 from tests.scoring.stores.store_checks import (
     assert_identity_is_what_changes_an_answer,
@@ -31,6 +29,8 @@ from tests.scoring.stores.store_checks import (
     one_line,
 )
 from tests.scoring.stores.team_corpus import DOCUMENTS, embed
+from tests.support.chroma_server import start_chroma
+from tests.support.s3_server import free_port
 
 chromadb = pytest.importorskip("chromadb")
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL store against a real server (goldenset.testing.postgres_server, or CI's shared
+"""The PostgreSQL store against a real server (tests.support.postgres_server, or CI's shared
 cluster, GOLDENSET_TEST_POSTGRES_DSN): its default full-text search ranks as ts_rank does, it
 lists every chunk, each fault is one line naming what to check, and the connection string (a
 secret) appears in no message."""
@@ -24,8 +24,8 @@ from goldenset.scoring.stores.base import (
     store_loader,
 )
 from goldenset.scoring.stores.postgres import PostgresParams, PostgresStore, open_postgres
-from goldenset.testing.postgres_server import DSN_ENV, start_postgres
-from goldenset.testing.s3_server import free_port
+from tests.support.postgres_server import DSN_ENV, start_postgres
+from tests.support.s3_server import free_port
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -275,7 +275,7 @@ def test_the_server_s_refusals_never_show_the_password(dsn, monkeypatch):
 
     given = conninfo_to_dict(dsn)
     monkeypatch.setenv(ENV, make_conninfo(dsn, password=SECRET))
-    with pytest.raises(psycopg.OperationalError):  # as goldenset.testing.postgres_server's
+    with pytest.raises(psycopg.OperationalError):  # as tests.support.postgres_server's
         psycopg.connect(os.environ[ENV]).close()  # the cluster must check passwords
     message = fault(PostgresParams())
     assert "password authentication failed" in message

@@ -19,7 +19,6 @@ import pytest
 from goldenset.scoring.stores import qdrant
 from goldenset.scoring.stores.base import ask_store, listed_chunks, store_loader
 from goldenset.scoring.stores.qdrant import QdrantParams, QdrantStore, open_qdrant
-from goldenset.testing.s3_server import free_port
 from tests.scoring.stores.store_checks import PARAGRAPH_QUESTIONS as QUESTIONS
 from tests.scoring.stores.store_checks import (
     assert_identity_is_what_changes_an_answer,
@@ -31,6 +30,7 @@ from tests.scoring.stores.store_checks import (
     one_line,
 )
 from tests.scoring.stores.team_corpus import DOCUMENTS, embed
+from tests.support.s3_server import free_port
 
 pytest.importorskip("qdrant_client")
 from qdrant_client import QdrantClient, models  # noqa: E402

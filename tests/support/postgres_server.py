@@ -6,10 +6,10 @@ secret the store adapter must never show. PostgreSQL refuses to run as root: as 
 runs as an unprivileged user (``postgres`` when it exists, else ``nobody``) owning its folder.
 
 CI starts one for the whole run (.ci/run) and exports its DSN as GOLDENSET_TEST_POSTGRES_DSN;
-tests use it when set, and start their own otherwise::
+tests use it when set, and start their own otherwise (from the repository's root)::
 
-    python -m goldenset.testing.postgres_server start    # prints the DSN, then the folder
-    python -m goldenset.testing.postgres_server stop FOLDER
+    python -m tests.support.postgres_server start    # prints the DSN, then the folder
+    python -m tests.support.postgres_server stop FOLDER
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from goldenset.testing.s3_server import free_port
+from tests.support.s3_server import free_port
 
 DSN_ENV = "GOLDENSET_TEST_POSTGRES_DSN"
 USER = DATABASE = "goldenset"

@@ -1,16 +1,18 @@
-"""A loopback LLM server that speaks the Anthropic Messages API and OpenAI chat completions.
+"""A stand-in for the Anthropic Messages API and OpenAI chat completions on the loopback.
 
-The real `anthropic` and `openai` SDKs talk to it over HTTP, so tests exercise their real retry,
-timeout and error handling. A test scripts what the server does next (a 429 with retry-after, a
-500, a 529 overloaded_error, a stall, a malformed reply) and reads back what it was asked: every
-request is logged with a hash of its prompt, so tests can prove "nothing paid twice" and "resume
-asks only for what is missing". The benchmark (benchmarks/generate_bench.py) reuses it.
+The real `anthropic` and `openai` SDKs talk to it over HTTP, so the tests exercise their real
+retry, timeout and error handling: a test scripts what the server does next (a 429 with
+retry-after, a 500, a 529 overloaded_error, a stall, a malformed reply) and reads back what it
+was asked: every request is logged with a hash of its prompt, so tests can prove "nothing paid
+twice" and "resume asks only for what is missing". The batch API's stand-in
+(tests/support/batch_server.py) and the benchmark (benchmarks/generate_bench.py) build on it.
+Nothing in the pipeline imports this module, and importing goldenset does not import it.
 
 It also runs on its own, so that a page of the docs can show a run with Claude where no key can
 reach the API (every answer is a toy question, "What should I know about <word>?")::
 
-    eval "$(python -m goldenset.testing.llm_servers start)"   # sets *_BASE_URL and *_API_KEY
-    eval "$(python -m goldenset.testing.llm_servers stop)"    # stops it, unsets them
+    eval "$(python -m goldenset.llm_stand_in start)"   # sets *_BASE_URL and *_API_KEY
+    eval "$(python -m goldenset.llm_stand_in stop)"    # stops it, unsets them
 """
 
 from __future__ import annotations
@@ -409,7 +411,7 @@ def serve() -> None:
 def start() -> list[str]:
     """Start a stand-in in the background: the shell lines that point both SDKs at it."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "goldenset.testing.llm_servers", "serve"],
+        [sys.executable, "-m", "goldenset.llm_stand_in", "serve"],
         stdout=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-# this repository's root (src/goldenset/testing/ is three folders down): its pipeline is copied
-ROOT = Path(__file__).resolve().parents[3]
+# this repository's root (tests/support/ is two folders down): its pipeline is copied
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILES = ["dvc.yaml", "params.yaml", "src", "external", "examples", "review"]
 
 

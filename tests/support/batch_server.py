@@ -1,6 +1,6 @@
 """A loopback server that speaks Anthropic's Message Batches API (create, retrieve, list newest
 first, results as JSONL), for the real `anthropic` SDK. It answers each request as
-llm_servers's Messages endpoint would (same text, same usage), counts every submission,
+goldenset.llm_stand_in's Messages endpoint would (same text, same usage), counts every submission,
 and can hold batches in progress (to kill a client while it polls), stall a create after the
 batch exists (to kill a client before it learns the batch id), or script errored / expired results.
 """
@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
-from goldenset.testing.llm_servers import (
+from goldenset.llm_stand_in import (
     _PASSAGE,
     CHARS_PER_TOKEN,
     LoopbackServer,
@@ -137,7 +137,7 @@ class LoopbackBatches(LoopbackServer):
         messages = params["messages"]
         system = _text_of(params.get("system", ""))
         request_text = system + "\n".join(_text_of(m.get("content")) for m in messages)
-        # the passage as the Messages endpoint of llm_servers finds it
+        # the passage as the Messages endpoint of goldenset.llm_stand_in finds it
         last = _text_of(messages[-1]["content"])
         found = _PASSAGE.findall(last) or _PASSAGE.findall(request_text)
         passage = found[-1] if found else ""

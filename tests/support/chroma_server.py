@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
-from goldenset.testing.s3_server import free_port
+from tests.support.s3_server import free_port
 
 URL_ENV = "GOLDENSET_TEST_CHROMA_URL"
 HEARTBEAT = "/api/v2/heartbeat"
