@@ -129,7 +129,7 @@ def test_init_refusing_a_local_install_names_the_extras_the_params_and_remote_ne
 
 @pytest.mark.slow
 def test_from_a_wheel_ci_installs_the_versions_tag_with_the_extras_it_needs(tmp_path):
-    """pip install of a wheel built from this project: the example documents are package data,
+    """pip install of a wheel built from this project: the demo documents are package data,
     test support stays out of it, and CI installs the version's tag from the repository named in
     pyproject.toml."""
     assert REPOSITORY is not None
@@ -153,7 +153,7 @@ def test_from_a_wheel_ci_installs_the_versions_tag_with_the_extras_it_needs(tmp_
     located = sh("python", "-c", "import goldenset; print(goldenset.__file__)")
     assert located.startswith(str(tmp_path / "venv")), located
     assert sh("goldenset", "--version") == f"goldenset {goldenset.__version__}\n"
-    assert "wrote 40 SciFact abstracts" in sh("goldenset", "example")
+    assert "wrote 40 SciFact abstracts" in sh("goldenset", "demo")
     sh("dvc", "init", "-q")
     sh("dvc", "remote", "add", "-d", "store", "s3://bucket/dvc")
     made = sh("goldenset", "init", "--docs", "docs", "--ci", "github")
