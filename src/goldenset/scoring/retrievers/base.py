@@ -120,8 +120,8 @@ class RetrieverEntry:
 
     params: type[RetrieverSection]  # its section of params.yaml `retrievers:`
     build: Builder
-    # where it ranks, and lists in the outputs, among the registered retrievers: lower first
-    # (equal orders keep the order of registration; a fusion after what it fuses)
+    # where it ranks, and lists in the outputs, among the registered retrievers (a fusion after
+    # what it fuses): lower first (equal orders keep the order of registration)
     order: int = 100
     model_free: bool = False  # reads no embedding: calibrate scores it with the first model only
     extra_metrics: ExtraMetrics | None = None  # metrics of its own, added to its scores
