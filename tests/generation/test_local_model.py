@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from goldenset.core.errors import GoldensetError
@@ -373,3 +374,31 @@ def test_model_cache_dir_prefers_the_explicit_folder(monkeypatch, tmp_path: Path
     assert model_cache_dir() == tmp_path / "xdg" / "goldenset" / "models"
     monkeypatch.setenv("GOLDENSET_MODEL_DIR", str(tmp_path / "models"))
     assert model_cache_dir() == tmp_path / "models"
+
+
+@needs_llama_cpp
+def test_the_scores_after_a_rewind_equal_a_fresh_evaluation(provider):
+    """The decoder takes a word back by moving llama.cpp's position and evaluating on
+    (steering.decode, _LlamaTokens.rewind): the next token's scores must be those of the same
+    tokens evaluated afresh, or a rewound answer would differ from one never rewound."""
+    from goldenset.generation.providers.local import _LlamaTokens
+
+    llm = provider._llm
+    prompt = llm.tokenize(b"Question: which river carries the most water?", add_bos=False)
+    taken_back, kept, then = llm.tokenize(b" The Nile Amazon", add_bos=False)[:3]
+    with provider._lock:
+        llm.reset()
+        llm.eval(prompt)
+        model = _LlamaTokens(llm, len(prompt), provider._word_tokens)
+        model.advance(taken_back)
+        model.advance(kept)
+        model.rewind(0)
+        model.advance(kept)
+        model.advance(then)
+        rewound = model.logits().copy()
+        llm.reset()
+        llm.eval(prompt)
+        llm.eval([kept])
+        llm.eval([then])
+        fresh = model.logits().copy()
+    assert np.abs(rewound - fresh).max() <= 1e-4 * np.abs(fresh).max()

@@ -6,10 +6,13 @@ states what the model alone would write and checks what the steered loop writes 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from goldenset.core.echo import WindowFrequency, WindowIndex
 from goldenset.generation.prompt import CLAIM, KEYWORDS, QUESTION
@@ -25,9 +28,9 @@ from goldenset.generation.steering import (
 )
 from goldenset.generation.validation import (
     _AUTHORS,
-    _POINTS_INTO_SOURCE,
     _PREAMBLE,
     _REFERS_TO_SOURCE,
+    _THIS,
     InvalidAnswer,
     Specificity,
     check_question,
@@ -68,7 +71,18 @@ class ToyModel:
         return token == 0
 
     def word_tokens(self, word: str):
-        return [i for i, p in enumerate(self.pieces) if p.strip().lower() == word.lower()]
+        """Each spelling of `word` the pieces can write, the longest piece first at each point."""
+        spellings = set()
+        for form in (f" {word}", f" {word.capitalize()}", word, word.capitalize()):
+            written: list[int] = []
+            while len(rest := form[len(self.text(written)) :]) > 0:
+                fits = [i for i, p in enumerate(self.pieces) if i and rest.startswith(p)]
+                if not fits:
+                    break
+                written.append(max(fits, key=lambda i: len(self.pieces[i])))
+            else:
+                spellings.add(tuple(written))
+        return sorted(spellings)
 
 
 GREEDY = Sampling()
@@ -187,7 +201,7 @@ def test_the_evidence_distinctive_terms_stay_free():
     "pattern, phrases",
     [
         (_REFERS_TO_SOURCE, ["the passage", "this study", "given text", "the paper"]),
-        (_POINTS_INTO_SOURCE, ["this", "these", "those"]),
+        (_THIS, ["this", "these"]),
         (_PREAMBLE, ["Sure", "Here is", "Question 1:"]),
     ],
 )
@@ -203,14 +217,14 @@ def test_each_pattern_is_forbidden_while_decoding(pattern, phrases):
 
 def test_the_authors_voice_is_forbidden_in_claims_only():
     assert _AUTHORS.search("we")
-    assert broken_rule("We found that mice gain weight.", CLAIM) == "refers_to_passage"
+    assert broken_rule("We found that mice gain weight.", CLAIM).code == "refers_to_passage"
     assert broken_rule("How do we restore a backup?", QUESTION) is None
 
 
 def test_a_word_being_written_is_not_judged_yet():
     assert broken_rule("Does thi", QUESTION) is None
     assert broken_rule("Does thistle", QUESTION) is None
-    assert broken_rule("Does this ", QUESTION) == "refers_to_passage"
+    assert broken_rule("Does this ", QUESTION).code == "refers_to_passage"
 
 
 def test_rewinds_are_bounded():
@@ -231,3 +245,113 @@ def test_the_subject_boost_makes_the_evidence_term_the_pick():
     assert boosted.boosted == {"TP53"}
     assert _decode(pieces, prefer, plain).text == "Which gene drives tumour growth?"
     assert _decode(pieces, prefer, boosted).text == "Which TP53 drives tumour growth?"
+
+
+def test_a_token_that_ends_the_line_keeps_what_comes_before_the_break():
+    """Qwen writes "?\n" as one token: the answer is whole with its '?', not cut before it."""
+    pieces = ["Does", " aspirin", " prevent", " strokes", "?\n"]
+    prefer = [["Does"], [" aspirin"], [" prevent"], [" strokes"], ["?\n"]]
+    decoded = _decode(pieces, prefer)
+    assert decoded.text == "Does aspirin prevent strokes?"
+    assert not decoded.truncated
+    check_question(decoded.text, "Aspirin prevents strokes.")
+
+
+def test_a_rewind_takes_back_the_offending_word_wherever_it_sits():
+    """'this' is judged once '?' follows it: the rewind bans ' this', not the '?'."""
+    pieces = ["Does", " aspirin", " help", " this", " mice", "?"]
+    prefer = [["Does"], [" aspirin"], [" help"], [" this", " mice"], ["?"]]
+    decoded = _decode(pieces, prefer)
+    assert decoded.text == "Does aspirin help mice?"
+    assert decoded.rewinds == 1
+
+
+def test_the_echo_penalty_falls_on_whole_words_not_on_a_shared_first_piece():
+    """' protein' is written ' pro' + 'tein': the penalty falls on 'tein' after ' pro', so
+    ' progress', which starts with the same piece, is as free as before."""
+    passage = "The protein binds DNA."
+    steer = steer_for(passage, "DNA binding.", QUESTION, strength=5.0)
+    assert "protein" in steer.penalised
+    pieces = ["Which", " pro", "tein", "gress", " binds", " DNA", "?"]
+    prefer = [["Which"], [" pro"], ["tein", "gress"], [" binds"], [" DNA"], ["?"]]
+    assert _decode(pieces, prefer, steer).text == "Which progress binds DNA?"
+    progress = [["Which"], [" pro"], ["gress", "tein"], [" binds"], [" DNA"], ["?"]]
+    assert _decode(pieces, progress, steer).steered == 0
+
+
+def test_the_steering_key_follows_the_rules_patterns(monkeypatch):
+    """A rule's pattern joins the writer's identity: editing one asks again."""
+    from goldenset.generation import validation
+    from goldenset.generation.steering import steering_key
+
+    before = steering_key()
+    assert steering_key() == before
+    edited = validation.REFERENCE_RULES[0]
+    replaced = type(edited)(
+        edited.code, re.compile(edited.pattern.pattern + "|\\bsource\\b"), edited.detail, True
+    )
+    monkeypatch.setattr(validation, "REFERENCE_RULES", (replaced, *validation.REFERENCE_RULES[1:]))
+    assert steering_key() != before
+
+
+# Words that sit on the rules' edges: a word a later one may turn valid ("those" before "who",
+# "it" before "to", "Ok" before "ra"), words that grow into others ("this" into "thistle"), quotes
+_WORDS = [
+    *(  # noqa: SIM905 (a word list reads best as words)
+        "Is is it safe to take aspirin How long does Which of those who smoke Ok Okra OK Sure "
+        "Surely sure this thistle these they them theyre he here Here her hers the passage "
+        "passages study studies text textbook we our mice when age gain weight Question es gibt "
+        "sie Sie er Wie Gibt Mäuse wenn that for whether BRCA1 cancer risk patients with jene die "
+        "dieses Protein"
+    ).split(),
+    *["1:", "1.", "-", ",", '"', "?"],
+]
+_SEPARATORS = [" ", " ", " ", "", ", "]
+
+
+@st.composite
+def _texts(draw, min_words=1):
+    words = draw(st.lists(st.sampled_from(_WORDS), min_size=min_words, max_size=12))
+    text = ""
+    for word in words:
+        text += (draw(st.sampled_from(_SEPARATORS)) if text else "") + word
+    return text
+
+
+def _forbidden(prefix: str, form) -> bool:
+    return broken_rule(prefix, form) is not None or not shape_allows(prefix, form)
+
+
+def _accepted(query: str, form) -> bool:
+    try:
+        check_question(query, "Unrelated.", form=form)
+    except InvalidAnswer:
+        return False
+    return True
+
+
+@settings(max_examples=600, deadline=None)
+@given(body=_texts(min_words=3), quoted=st.booleans(), form=st.sampled_from([QUESTION, CLAIM]))
+def test_no_query_validation_accepts_has_a_prefix_the_decoder_forbids(body, quoted, form):
+    query = body + ("?" if form is QUESTION else ".")
+    query = f'"{query}"' if quoted else query
+    assume(_accepted(query, form))
+    for split in range(len(query) + 1):
+        assert not _forbidden(query[:split], form), (query, split)
+    assert broken_rule(query + " ", form) is None  # as the decoder checks a query that ends
+
+
+@settings(max_examples=600, deadline=None)
+@given(start=_texts(), rest=_texts(), form=st.sampled_from([QUESTION, CLAIM]))
+def test_every_completion_of_a_forbidden_prefix_is_rejected(start, rest, form):
+    assume(broken_rule(start, form) is not None)
+    for completion in (rest, " " + rest, rest + "?", " " + rest + "?", " " + rest + "."):
+        assert not _accepted(start + completion, form), start + completion
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["Is it safe", "How long does it take ", "Which of those ", "Ok", "Sure", "Is this", "thi"],
+)
+def test_prefixes_a_valid_question_may_start_with_are_open(prefix):
+    assert broken_rule(prefix, QUESTION) is None

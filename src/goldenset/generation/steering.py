@@ -7,15 +7,19 @@ picks a token that breaks a rule whatever follows, and it leans away from the pa
 - **Shape** (validation.check_shape, check_preamble): no preamble; a question's one '?' comes
   last and only after the words a query needs; a claim or a keyword search has none; the answer
   ends (end of generation, a line break, a question's '?') only when it is a whole query.
-- **References** (validation.check_references, the very function validation runs): a word that
-  points into the source ("the passage", "this protein", an unnamed "he", a pronoun with nothing
-  to refer to) breaks its rule the moment it is complete, so it is checked then. Such a word is
-  taken back: the decoder rewinds to the token that began it, forbids that token there, and
-  decodes on (at most MAX_REWINDS times an answer; then validation has the last word).
-- **Echo**: the tokens that begin a content word of the passage lose `strength` logits, so the
-  model says the rest in other words. The evidence's distinctive terms (what check_specific asks a
-  question to keep: a rare word, a name, a number) stay free: penalising them would fight the
-  `vague` rule.
+- **References** (validation.reference, the very function validation runs): a word that points
+  into the source ("the passage", "this protein", an unnamed "he") breaks its rule for good once
+  something follows it, when the rule is prefix-safe (validation.ReferenceRule): only those
+  steer, so the decoder forbids exactly what validation would reject whatever came next ("Is it"
+  may become "Is it safe to ...", "those" "those who ..."; validation judges them whole). Such a
+  word is taken back: the decoder rewinds to the token that began it, wherever it sits, forbids
+  that token there, and decodes on (at most MAX_REWINDS times an answer; then validation has the
+  last word).
+- **Echo**: the passage's content words lose `strength` logits, as whole words: a word written
+  in one token loses them on that token, a longer one on each piece after its first (the first
+  piece, " pro", begins many other words), so the model says the rest in other words. The
+  evidence's distinctive terms (what check_specific asks a question to keep: a rare word, a name,
+  a number) stay free: penalising them would fight the `vague` rule.
 
 Validation still checks every answer: it is the safety net, and its counts show what the decoder
 lets through. Nothing here knows llama.cpp: a `TokenModel` is what the loop needs of a model, so the
@@ -24,6 +28,8 @@ loop is tested in memory and run by providers/local.py.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from collections.abc import Iterable, Sequence
@@ -33,24 +39,24 @@ from typing import Protocol
 import numpy as np
 
 from goldenset.core.echo import content_words, distinctive_words, marked_terms
-from goldenset.generation.prompt import QUESTION, Form
+from goldenset.generation import validation
+from goldenset.generation.prompt import FORMS, QUESTION, Form
 from goldenset.generation.validation import (
     InvalidAnswer,
     Specificity,
-    check_preamble,
-    check_references,
     fewest_words,
+    preamble,
+    reference,
     word_count,
 )
 
-# bump when what the decoder forbids or penalises changes: it joins the writer's identity, so
-# the answer cache asks again
-STEER_RULES = 1
+# bump when the loop below changes what it writes; a rule's pattern or a parameter changes the
+# steering key by itself (steering_key)
+LOOP_REVISION = 2
 MAX_REWINDS = 12  # words taken back per answer
 CANDIDATES = 64  # highest-scoring tokens considered at a step: a greedy pick rarely needs more
 REPEAT_LAST_N = 64  # llama.cpp's window for the repeat penalty, which this loop reproduces
 _CLOSING = "\"')] "  # may follow a question's '?'
-_WORD_END = re.compile(r"\w+$")
 _WRITTEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")  # a term as written (goldenset.core.echo)
 _STEM_CHARS = 5  # as goldenset.core.echo: "histone" and "histones" are one term
 
@@ -122,22 +128,44 @@ def _long_enough(query: str, form: Form) -> bool:
     return word_count(query) >= fewest_words(form)
 
 
-def broken_rule(text: str, form: Form | None) -> str | None:
-    """The code of a rule the complete words of `text` already break, whatever follows."""
+def broken_rule(text: str, form: Form | None) -> InvalidAnswer | None:
+    """A rule that `text`, the start of an answer, breaks whatever follows (validation rejects
+    every query that starts so), with where its offending word starts; None when every
+    continuation is still open."""
     if form is None:
         return None
-    query = text.lstrip(_CLOSING)
-    try:
-        check_preamble(query)
-        check_references(complete_words(query), form)
-    except InvalidAnswer as invalid:
-        return invalid.code
-    return None
+    return preamble(text, prefix=True) or reference(text, form, prefix=True)
 
 
-def complete_words(text: str) -> str:
-    """The text up to its last complete word: a word still being written is left off."""
-    return _WORD_END.sub("", text)
+def steering_key() -> str:
+    """What the decoder holds an answer to, hashed: the patterns, word lists and parameters of
+    the rules it steers by, and its own. It joins the local writer's identity, so editing a rule
+    asks again and a refactor that changes none of them does not."""
+    rules = [
+        (
+            rule.code,
+            rule.pattern.pattern,
+            rule.pattern.flags,
+            rule.prefix_safe,
+            rule.statements_only,
+        )
+        for rule in validation.REFERENCE_RULES
+    ]
+    patterns = [validation._PREAMBLE, validation._DUMMY_IT, validation._DUMMY_ES]
+    words = [
+        validation.PREFIX_PRONOUNS,
+        validation._SUBJECT_PRONOUNS,
+        validation._CLAUSE_OPENERS,
+        validation._NOT_ANTECEDENTS,
+    ]
+    described = {
+        "rules": rules,
+        "patterns": [(pattern.pattern, pattern.flags) for pattern in patterns],
+        "words": [sorted(group) for group in words],
+        "fewest_words": [fewest_words(form) for form in FORMS.values()],
+        "decoder": [LOOP_REVISION, MAX_REWINDS, CANDIDATES, REPEAT_LAST_N, _CLOSING, _STEM_CHARS],
+    }
+    return hashlib.sha256(json.dumps(described).encode()).hexdigest()[:16]
 
 
 class TokenModel(Protocol):
@@ -161,8 +189,8 @@ class TokenModel(Protocol):
         """An end-of-generation token."""
         ...
 
-    def word_tokens(self, word: str) -> Iterable[int]:
-        """The tokens that begin writing `word` (with or without a leading space, capitalised
+    def word_tokens(self, word: str) -> Iterable[Sequence[int]]:
+        """The token sequences that write `word` (with or without a leading space, capitalised
         or not)."""
         ...
 
@@ -203,7 +231,7 @@ def decode(
 ) -> Decoded:
     """One answer, token by token, that obeys `steer` (see the module's docstring)."""
     rng = np.random.default_rng(sampling.seed)
-    bias = _bias(model, steer)
+    bias = _Bias(model, steer)
     tokens: list[int] = []
     steps: list[_Step] = []
     steered = rewinds = 0
@@ -213,37 +241,84 @@ def decode(
         step = steps[len(tokens)]
         scores = _repeat_penalised(step.scores, tokens, sampling.repeat_penalty)
         text = model.text(tokens)
-        token = _choose(model, scores + bias, text, tokens, step.banned, steer.form, sampling, rng)
+        biased = scores + bias.at(tokens)
+        token = _choose(model, biased, text, tokens, step.banned, steer.form, sampling, rng)
         if token is None:  # nothing may follow: validation names what is wrong
             return Decoded(tokens, text, True, steered, rewinds)
         steered += token != int(np.argmax(scores))
-        ends = model.is_end(token) or "\n" in model.text([*tokens, token])[len(text) :]
-        if not ends:
+        ending = _ending(model, tokens, token, text)
+        written = [*tokens, token] if ending is None or not model.is_end(token) else tokens
+        if ending is None:
             model.advance(token)
             tokens.append(token)
             text = model.text(tokens)
+        else:
+            text = ending
         # a word is complete once something follows it, or the answer ends
-        if rewinds < MAX_REWINDS and broken_rule(text + " " if ends else text, steer.form):
-            start = _word_start_step(model, tokens, text)
-            steps[start].banned.add(tokens[start])
+        broken = rewinds < MAX_REWINDS and broken_rule(
+            text + " " if ending is not None else text, steer.form
+        )
+        if broken:
+            start = _step_writing(model, written, broken.at or 0)
+            steps[start].banned.add(written[start])
             del tokens[start:], steps[start + 1 :]
             model.rewind(start)
             rewinds += 1
             continue
-        if ends or (steer.form is QUESTION and text.rstrip(_CLOSING).endswith("?")):
-            return Decoded(tokens, text, False, steered, rewinds)  # the query is whole
+        if ending is not None or (steer.form is QUESTION and text.rstrip(_CLOSING).endswith("?")):
+            return Decoded(written, text, False, steered, rewinds)  # the query is whole
     return Decoded(tokens, model.text(tokens), True, steered, rewinds)
 
 
-def _bias(model: TokenModel, steer: Steer) -> np.ndarray | float:
-    if not (steer.penalised and steer.strength) and not (steer.boosted and steer.boost):
-        return 0.0
-    bias = np.zeros_like(model.logits())
-    penalised = {token for word in steer.penalised for token in model.word_tokens(word)}
-    bias[list(penalised)] = -steer.strength
-    boosted = {token for term in steer.boosted for token in model.word_tokens(term)}
-    bias[list(boosted)] = steer.boost  # a term both penalised and boosted is the evidence's
-    return bias
+def _ending(model: TokenModel, tokens: list[int], token: int, text: str) -> str | None:
+    """The answer's whole text when `token` ends it (an end-of-generation token, or one whose
+    text holds a line break, "?\n": what comes before the break is the answer's), else None."""
+    if model.is_end(token):
+        return text
+    added = model.text([*tokens, token])[len(text) :]
+    return text + added.split("\n", 1)[0] if "\n" in added else None
+
+
+class _Bias:
+    """The logits the steer adds at a step: the passage's words penalised as whole words (a
+    one-token word on that token, a longer one on each piece after its first, once the pieces
+    before it are written), the evidence's distinctive terms boosted on their first token."""
+
+    def __init__(self, model: TokenModel, steer: Steer) -> None:
+        self._static: np.ndarray | float = 0.0
+        self._following: dict[tuple[int, ...], set[int]] = {}  # pieces written -> next piece
+        self._lengths: list[int] = []
+        self._strength = steer.strength
+        if not (steer.penalised and steer.strength) and not (steer.boosted and steer.boost):
+            return
+        static = np.zeros_like(model.logits())
+        for word in steer.penalised if steer.strength else ():
+            for pieces in model.word_tokens(word):
+                if len(pieces) == 1:
+                    static[pieces[0]] = -steer.strength
+                for end in range(1, len(pieces)):
+                    self._following.setdefault(tuple(pieces[:end]), set()).add(pieces[end])
+        for term in steer.boosted if steer.boost else ():
+            # a term both penalised and boosted is the evidence's
+            firsts = {pieces[0] for pieces in model.word_tokens(term)}
+            static[[t for t in firsts if len(model.text([t]).strip()) >= 3]] = steer.boost
+        self._static = static
+        self._lengths = sorted({len(written) for written in self._following})
+
+    def at(self, tokens: list[int]) -> np.ndarray | float:
+        if not self._following:
+            return self._static
+        following = {
+            piece
+            for length in self._lengths
+            if len(tokens) >= length
+            for piece in self._following.get(tuple(tokens[-length:]), ())
+        }
+        if not following:
+            return self._static
+        bias = np.array(self._static, copy=True)
+        bias[list(following)] -= self._strength
+        return bias
 
 
 def _repeat_penalised(scores: np.ndarray, tokens: list[int], penalty: float) -> np.ndarray:
@@ -303,11 +378,10 @@ def _sample(
     return allowed[int(rng.choice(len(probs), p=probs / probs.sum()))]
 
 
-def _word_start_step(model: TokenModel, tokens: list[int], text: str) -> int:
-    """The step whose token began the last complete word of `text`."""
-    words = complete_words(text.rstrip()).rstrip()
-    start = (match.start() if (match := _WORD_END.search(words)) else len(words)) or 0
-    for step in range(len(tokens), 0, -1):
-        if len(model.text(tokens[: step - 1])) <= start:
-            return step - 1
-    return 0
+def _step_writing(model: TokenModel, tokens: list[int], at: int) -> int:
+    """The step whose token writes character `at` of the answer: the one that began the word a
+    rule takes back, wherever it sits."""
+    for step in range(len(tokens)):
+        if len(model.text(tokens[: step + 1])) > at:
+            return step
+    return max(len(tokens) - 1, 0)

@@ -64,11 +64,12 @@ _GIVES_CAUSE = re.compile(
     r"|weil|daher|dadurch|aufgrund|deshalb|deswegen|führt\s+zu|grund)\b",
     re.IGNORECASE,
 )
-# "this protein", "these mice", "dieses Protein": a thing only the passage names; "those who
-# smoke", "jene, die rauchen" name it
-_POINTS_INTO_SOURCE = re.compile(
-    r"\b(?:this|these)\b|\bthose\b(?!\s+(?:who|whom|whose|with|without|that|which|of|in|on|at)\b)"
-    r"|\bdies(?:e[mnrs]?)?\b|\bjene[mnrs]?\b(?!\s*,?\s*(?:die|der|welche[mnrs]?|mit|ohne)\b)",
+# "this protein", "these mice", "dieses Protein": a thing only the passage names
+_THIS = re.compile(r"\b(?:this|these)\b|\bdies(?:e[mnrs]?)?\b", re.IGNORECASE)
+# "those mice" too, but "those who smoke", "jene, die rauchen" name it: the word after decides
+_THOSE = re.compile(
+    r"\bthose\b(?!\s+(?:who|whom|whose|with|without|that|which|of|in|on|at)\b)"
+    r"|\bjene[mnrs]?\b(?!\s*,?\s*(?:die|der|welche[mnrs]?|mit|ohne)\b)",
     re.IGNORECASE,
 )
 # subject pronouns: "What antibodies did they test for?" asks about people only the passage names
@@ -163,10 +164,11 @@ class Answer:
 class InvalidAnswer(ValueError):
     """An answer that breaks a rule: `code` is for counting, `detail` is shown to the LLM."""
 
-    def __init__(self, code: str, detail: str) -> None:
+    def __init__(self, code: str, detail: str, at: int | None = None) -> None:
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail
+        self.at = at  # where the offending words start in the text checked, when a rule knows
 
 
 def validate_question(
@@ -223,15 +225,6 @@ def echo_advice(share: float) -> str:
         f"{share:.0%} of its words are the document's own words; keep the one specific name or "
         "term, and say the rest the way a user who never read it would"
     )
-
-
-def check_unnamed_person(question: str) -> None:
-    """InvalidAnswer when 'he', 'she', 'his' or 'her' stands for a person the question does not
-    name: no searcher can say who."""
-    if _UNNAMED_PERSON.search(question):
-        raise InvalidAnswer(
-            "unnamed_person", "'he' or 'she' names no one; name the person or their role"
-        )
 
 
 def check_known_names(question: str, source: WindowIndex) -> None:
@@ -301,27 +294,32 @@ def _shares_run(question: str, passage: str, run: int) -> bool:
     return any(tuple(asked[i : i + run]) in runs for i in range(len(asked) - run + 1))
 
 
-def unresolved_pronoun(question: str) -> str | None:
-    """The first subject pronoun with nothing in the question to refer to, or None.
+def unresolved_pronoun(question: str, only: Collection[str] | None = None) -> re.Match | None:
+    """The first subject pronoun with nothing in the question to refer to (its match in
+    `question`), or None; with `only`, the first such pronoun among those words.
 
     A pronoun can refer to a noun only from a later clause ("... when they age"): it is resolved
     when a clause opener stands before it with a possible antecedent before that opener.
     """
-    tokens = _WORD.findall(_DUMMY_ES.sub(_unsubject, _DUMMY_IT.sub(_unsubject, question)))
+    undummied = _DUMMY_ES.sub(_unsubject, _DUMMY_IT.sub(_unsubject, question))
+    matches = list(_WORD.finditer(undummied))  # the offsets of `question`: dummies keep length
+    tokens = [match.group() for match in matches]
     for index, token in enumerate(tokens):
-        if not _is_subject_pronoun(tokens, index):
+        if (only is not None and token.lower() not in only) or not _is_subject_pronoun(
+            tokens, index
+        ):
             continue
         before = [t.lower() for t in tokens[:index]]
         openers = [i for i, t in enumerate(before) if t in _CLAUSE_OPENERS]
         candidates = before[: openers[-1]] if openers else []
         if not any(t not in _NOT_ANTECEDENTS | _CLAUSE_OPENERS for t in candidates):
-            return token
+            return matches[index]
     return None
 
 
 def _unsubject(dummy: re.Match) -> str:
-    """The dummy subject's words without its pronoun, which refers to nothing."""
-    return re.sub(r"\b(?:it|es)\b", " ", dummy.group(), flags=re.IGNORECASE)
+    """The dummy subject's words with its pronoun, which refers to nothing, blanked."""
+    return re.sub(r"\b(?:it|es)\b", "  ", dummy.group(), flags=re.IGNORECASE)
 
 
 def _is_subject_pronoun(tokens: list[str], index: int) -> bool:
@@ -384,39 +382,122 @@ def word_count(text: str) -> int:
 
 def check_preamble(query: str) -> None:
     """InvalidAnswer when the query opens with a preamble ("Sure", "Question 1:", a bullet)."""
-    if _PREAMBLE.match(query):
-        raise InvalidAnswer(
-            "preamble", "the question starts with a preamble; give only the question"
-        )
+    if broken := preamble(query):
+        raise broken
+
+
+def preamble(text: str, *, prefix: bool = False) -> InvalidAnswer | None:
+    """The preamble `text` opens with, or None; with `prefix`, only one that no continuation
+    of `text` can take back: one something already follows ("Ok" may become "Okra"), in a text
+    not opened by a quote (validation drops a pair of quotes, and only a whole query shows
+    whether it is a pair)."""
+    query = text.lstrip()
+    if prefix and query[:1] in _QUOTES:
+        return None
+    match = _PREAMBLE.match(query)
+    if match is None or (prefix and match.end() >= len(query)):
+        return None
+    return InvalidAnswer(
+        "preamble",
+        "the question starts with a preamble; give only the question",
+        at=len(text) - len(query),
+    )
+
+
+_QUOTES = "\"'"
+
+
+@dataclass(frozen=True)
+class ReferenceRule:
+    """One way a query points into its source instead of naming what it asks about.
+
+    A rule whose match no later text can take back is `prefix_safe` (its pattern looks at
+    nothing past what it matches): a match that something already follows breaks it whatever
+    is written next, so the decoder (steering.py) forbids it while the query is written. The
+    others ("those" before "who", "it" before "to") wait for the whole query."""
+
+    code: str
+    pattern: re.Pattern[str]
+    detail: str  # {word} is the text matched
+    prefix_safe: bool
+    statements_only: bool = False  # claims and keyword searches, not questions
+
+
+REFERENCE_RULES = (
+    ReferenceRule(
+        "refers_to_passage",
+        _REFERS_TO_SOURCE,
+        "the question mentions the passage; it must stand on its own",
+        prefix_safe=True,
+    ),
+    ReferenceRule(
+        "refers_to_passage",
+        _THIS,
+        "'{word}' points at something only the passage names; name it instead",
+        prefix_safe=True,
+    ),
+    ReferenceRule(
+        "refers_to_passage",
+        _THOSE,
+        "'{word}' points at something only the passage names; name it instead",
+        prefix_safe=False,
+    ),
+    ReferenceRule(
+        "refers_to_passage",
+        _AUTHORS,
+        "'{word}' speaks as the document's authors; say what was found, or by whom",
+        prefix_safe=True,
+        statements_only=True,
+    ),
+    # before the pronoun rule: a person gets the sharper reason
+    ReferenceRule(
+        "unnamed_person",
+        _UNNAMED_PERSON,
+        "'he' or 'she' names no one; name the person or their role",
+        prefix_safe=True,
+    ),
+)
+# subject pronouns whose resolution the words before them decide ("it" and "es" may turn out
+# dummies, "sie" the polite "you" or an object, by what follows)
+PREFIX_PRONOUNS = frozenset({"they", "er"})
+_PRONOUN_DETAIL = "'{word}' refers to something the question does not name; name it instead"
 
 
 def check_references(query: str, form: Form = QUESTION) -> None:
     """InvalidAnswer when the query points into its source instead of naming what it asks
     about: "the passage", "this protein", the authors' "we" (claims and keyword searches), an
-    unnamed "he" or "she", a pronoun with nothing to refer to.
+    unnamed "he" or "she", a pronoun with nothing to refer to."""
+    if broken := reference(query, form):
+        raise broken
 
-    A rule here is broken by a word once it is written, whatever follows, so the decoder
-    (steering.py) checks a partial answer with this same function."""
-    if _REFERS_TO_SOURCE.search(query):
-        raise InvalidAnswer(
-            "refers_to_passage", "the question mentions the passage; it must stand on its own"
+
+def reference(text: str, form: Form = QUESTION, *, prefix: bool = False) -> InvalidAnswer | None:
+    """The first way `text` points into its source (REFERENCE_RULES, then an unresolved
+    pronoun), or None. With `prefix`, `text` is the start of a query being written: only the
+    prefix-safe rules, and only a match something already follows, which every continuation of
+    `text` also breaks (the decoder's test: what it forbids, validation rejects)."""
+    for rule in REFERENCE_RULES:
+        if (prefix and not rule.prefix_safe) or (rule.statements_only and form is QUESTION):
+            continue
+        if match := _first_match(rule.pattern, text, decided=prefix):
+            # "the passage": the word to take back is the last one, not the article
+            last = match.start() + len(match.group().rstrip()) - len(match.group().split()[-1])
+            return InvalidAnswer(rule.code, rule.detail.format(word=match.group()), last)
+    pronoun = unresolved_pronoun(text, PREFIX_PRONOUNS if prefix else None)
+    if pronoun is not None and not (prefix and pronoun.end() >= len(text)):
+        return InvalidAnswer(
+            "refers_to_passage", _PRONOUN_DETAIL.format(word=pronoun.group()), pronoun.start()
         )
-    if match := _POINTS_INTO_SOURCE.search(query):
-        raise InvalidAnswer(
-            "refers_to_passage",
-            f"'{match.group()}' points at something only the passage names; name it instead",
-        )
-    if form is not QUESTION and (match := _AUTHORS.search(query)):
-        raise InvalidAnswer(
-            "refers_to_passage",
-            f"'{match.group()}' speaks as the document's authors; say what was found, or by whom",
-        )
-    check_unnamed_person(query)  # before the pronoun rule: a person gets the sharper reason
-    if pronoun := unresolved_pronoun(query):
-        raise InvalidAnswer(
-            "refers_to_passage",
-            f"'{pronoun}' refers to something the question does not name; name it instead",
-        )
+    return None
+
+
+def _first_match(pattern: re.Pattern[str], text: str, *, decided: bool) -> re.Match | None:
+    """The first match of `pattern`; when `decided`, the first that a character follows (a word
+    at the very end may still grow: "this" into "thistle")."""
+    for match in pattern.finditer(text):
+        if not decided or match.end() < len(text):
+            return match
+    return None
 
 
 def check_shape(query: str, form: Form) -> None:

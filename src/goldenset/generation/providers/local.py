@@ -81,7 +81,7 @@ class LocalProvider:
         # llama.cpp states after a prompt's leading pieces, most recently used last
         self._states: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
         self.evaluated_tokens = 0  # prompt tokens evaluated (not restored from a saved state)
-        self._word_starts: dict[str, list[int]] = {}  # word -> the tokens that begin it
+        self._spellings: dict[str, list[tuple[int, ...]]] = {}  # word -> how it is written
 
     def identity(self) -> dict:
         local = self._params.local
@@ -91,7 +91,7 @@ class LocalProvider:
             model_id = {"model_size": self.model_path.stat().st_size}
         # imported here: this module registers the provider, and the docs build imports it
         # without the numerical stack
-        from goldenset.generation.steering import STEER_RULES
+        from goldenset.generation.steering import steering_key
 
         return {
             "provider": self.name,
@@ -109,7 +109,7 @@ class LocalProvider:
             "stop": "a whole query, or the first line break",
             # the decoder's rules and echo penalty (steering.py) change the answers
             "steer": {
-                "rules": STEER_RULES,
+                "rules": steering_key(),
                 "echo_penalty": self._params.echo_penalty,
                 **({"subject_boost": boost} if (boost := self._params.subject_boost) else {}),
             },
@@ -268,19 +268,18 @@ class LocalProvider:
         deadline = time.monotonic() + self._params.request_timeout
         return decode(model, steer or Steer(None), sampling, self._params.max_tokens, deadline)
 
-    def _word_tokens(self, word: str) -> list[int]:
-        """The tokens that begin `word` as the model would write it: after a space or not,
-        lower-case or capitalised. A first token of fewer than 3 letters (" p") begins too many
-        other words to penalise."""
-        if word not in self._word_starts:
-            starts = set()
-            for form in (f" {word}", f" {word.capitalize()}", word, word.capitalize()):
-                first = self._llm.tokenize(form.encode("utf-8"), add_bos=False, special=False)[0]
-                piece = self._llm.detokenize([first]).decode("utf-8", errors="ignore").strip()
-                if len(piece) >= 3:
-                    starts.add(first)
-            self._word_starts[word] = sorted(starts)
-        return self._word_starts[word]
+    def _word_tokens(self, word: str) -> list[tuple[int, ...]]:
+        """The token sequences that write `word` as the model would: after a space or not,
+        lower-case or capitalised."""
+        if word not in self._spellings:
+            forms = (f" {word}", f" {word.capitalize()}", word, word.capitalize())
+            self._spellings[word] = sorted(
+                {
+                    tuple(self._llm.tokenize(form.encode("utf-8"), add_bos=False, special=False))
+                    for form in forms
+                }
+            )
+        return self._spellings[word]
 
 
 class _LlamaTokens:
