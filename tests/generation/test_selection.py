@@ -3,6 +3,8 @@ spread over documents, and the judge's readings cached."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -57,3 +59,36 @@ def test_the_judge_reads_each_row_once(tmp_path):
     assert (tmp_path / JUDGED_FILE).is_file()
     judged_probabilities(_rows(6), tmp_path, "w2", judge)  # refitted weights read anew
     assert calls == [4, 2, 6]
+
+
+def test_generate_selects_with_the_shipped_judge_unless_a_refitted_one_is_named(
+    tmp_path, monkeypatch
+):
+    """generate.judge: a copy of review/judge.json in examples/ (a folder generate depends on)."""
+    import json
+    from dataclasses import replace
+
+    import pytest
+
+    from goldenset.core.errors import GoldensetError
+    from goldenset.judge.model import WEIGHTS, judge_json, load_judge
+    from goldenset.judge.selection import weights_digest
+    from goldenset.stages.generate import selecting_judge
+
+    monkeypatch.chdir(tmp_path)
+    assert selecting_judge(None) == WEIGHTS
+    (tmp_path / "examples").mkdir()
+    shipped = load_judge()
+    moved = replace(shipped.models["pass"], intercept=shipped.models["pass"].intercept + 0.5)
+    refitted = replace(shipped, models={**shipped.models, "pass": moved})
+    (tmp_path / "examples/judge.json").write_text(judge_json(refitted))
+    assert selecting_judge("examples/judge.json") == Path("examples/judge.json")
+    assert weights_digest(Path("examples/judge.json")) != weights_digest()  # read again
+
+    (tmp_path / "review").mkdir()
+    (tmp_path / "review/judge.json").write_text(judge_json(refitted))
+    with pytest.raises(GoldensetError, match="outside examples/"):
+        selecting_judge("review/judge.json")
+    (tmp_path / "examples/verdicts.jsonl").write_text(json.dumps({"verdict": "pass"}) + "\n")
+    with pytest.raises(GoldensetError, match="is not a judge file"):
+        selecting_judge("examples/verdicts.jsonl")

@@ -191,7 +191,7 @@ def read_refused(value: str | None) -> Refused:
     failed for that sentence, from a verdict file in examples/ (labels/*.jsonl's schema)."""
     if value is None:
         return {}
-    path = _in_examples(Path(value), "generate.failed_queries", "a verdict file, or null")
+    path = in_examples(Path(value), "generate.failed_queries", "a verdict file, or null")
     refused: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for row in read_jsonl(
         path,
@@ -207,7 +207,8 @@ def read_refused(value: str | None) -> Refused:
     return refused
 
 
-def _in_examples(path: Path, param: str, expected: str) -> Path:
+def in_examples(path: Path, param: str, expected: str) -> Path:
+    """`path`, a file in examples/ that a param names; else GoldensetError naming the param."""
     # a DVC dependency cannot follow a param that may be a list or null, so files live in one
     # folder that always is one: editing the file then re-runs the stage
     if not path.resolve().is_relative_to(Path(EXAMPLES_DIR).resolve()):
@@ -225,7 +226,7 @@ def read_examples(value: str | list[str] | None) -> list[ExampleQuery]:
     with the doc_id of the document that answers it when the line names one."""
     if value is None or isinstance(value, list):
         return [ExampleQuery(text) for text in value or []]
-    path = _in_examples(
+    path = in_examples(
         Path(value),
         "generate.example_queries",
         "give a BEIR queries.jsonl, a list of query texts, or null",

@@ -87,6 +87,12 @@ class GenerateFields(Section):
         description="ask max_questions / keep_share questions and keep the judge's best "
         "max_questions (1: no selection; over-asking multiplies the requests)",
     )
+    judge: str | None = Field(
+        None,
+        description="a judge file in examples/ (a copy of review/judge.json, which goldenset "
+        "review --refit fits on the team's verdicts) that keep_share selects with; null: the "
+        "shipped judge",
+    )
     aim_echo: bool = Field(
         False, description="each query aims at an echo drawn from the example queries' echoes"
     )

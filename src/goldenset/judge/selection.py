@@ -83,14 +83,17 @@ def judged_probabilities(
     return np.array([cached[key] for key in keys], dtype=float)
 
 
-def weights_digest() -> str:
-    """The shipped judge's weights, hashed: a refitted judge reads every question again."""
-    return hashlib.sha256(WEIGHTS.read_bytes()).hexdigest()[:16]
+def weights_digest(weights: Path = WEIGHTS) -> str:
+    """A judge's weights, hashed: another judge reads every question again."""
+    return hashlib.sha256(weights.read_bytes()).hexdigest()[:16]
 
 
-def pass_judge(documents: dict[str, WindowIndex]) -> Callable[[pd.DataFrame], np.ndarray]:
-    """The packaged judge's P(pass) for rows (question, evidence, doc_id, form): the referee
-    model embeds, the bundled model reads, as in the audit. Loaded on the first call."""
+def pass_judge(
+    documents: dict[str, WindowIndex], weights: Path = WEIGHTS
+) -> Callable[[pd.DataFrame], np.ndarray]:
+    """A judge's P(pass) for rows (question, evidence, doc_id, form): the referee model embeds,
+    the bundled model reads, as in the audit; `weights` is the shipped judge or one refitted
+    with the team's verdicts (generate.judge). Loaded on the first call."""
     from goldenset.judge.features import question_features
     from goldenset.judge.model import load_judge
     from goldenset.judge.reader import Reader
@@ -99,6 +102,6 @@ def pass_judge(documents: dict[str, WindowIndex]) -> Callable[[pd.DataFrame], np
     def judge(frame: pd.DataFrame) -> np.ndarray:
         rarity = WindowFrequency(documents.values())
         features = question_features(frame, documents, rarity, load_referee(), Reader().read)
-        return load_judge().probabilities(features)["pass"].to_numpy()
+        return load_judge(weights).probabilities(features)["pass"].to_numpy()
 
     return judge

@@ -15,12 +15,13 @@ from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import StageParams
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
-from goldenset.corpus.queries import read_examples, read_refused
+from goldenset.corpus.queries import in_examples, read_examples, read_refused
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import pick_examples
 from goldenset.generation.runner import GenerationResult, run_generation
 from goldenset.generation.summary import budget_stop, summary_lines
+from goldenset.judge.model import WEIGHTS, load_judge
 from goldenset.judge.selection import (
     asked_for,
     judged_probabilities,
@@ -81,6 +82,8 @@ def main(params: GenerateStage) -> None:
     settings = params.generate
     Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     asked = asked_for(settings.max_questions, settings.keep_share)
+    # a judge file that cannot select fails before anything is paid for
+    weights = selecting_judge(settings.judge) if asked > settings.max_questions else WEIGHTS
     if asked > settings.max_questions:
         log.info(
             "generate: generate.keep_share=%g: asking %d questions to keep the judge's best %d "
@@ -104,22 +107,39 @@ def main(params: GenerateStage) -> None:
         raise GoldensetError(stopped)
     rows, rejects = result.rows, result.rejects
     if asked > settings.max_questions and rows:
-        rows, rejects = select(rows, rejects, settings)
+        rows, rejects = select(rows, rejects, settings, weights)
     write_jsonl(GOLDENSET, rows)
     write_jsonl(REJECTS, rejects)
     write_json(GENERATE_STATS, result.stats.record())
 
 
+def selecting_judge(value: str | None) -> Path:
+    """generate.judge: the weights keep_share selects with (the shipped judge when null)."""
+    if value is None:
+        return WEIGHTS
+    path = in_examples(
+        Path(value), "generate.judge", "a judge.json from `goldenset review --refit`, or null"
+    )
+    try:
+        load_judge(path)
+    except (ValueError, KeyError, TypeError):
+        raise GoldensetError(
+            f"generate.judge: {path} is not a judge file: copy review/judge.json, which "
+            "`goldenset review --refit` writes"
+        ) from None
+    return path
+
+
 def select(
-    rows: list[dict], rejects: list[dict], settings: GenerateParams
+    rows: list[dict], rejects: list[dict], settings: GenerateParams, weights: Path = WEIGHTS
 ) -> tuple[list[dict], list[dict]]:
     """The judge's best generate.max_questions rows (judge/selection.py); the others join the
     rejects as `not_selected`, with the judge's probability."""
     documents, _ = read_documents(DOCUMENTS)
     needed = {row["doc_id"] for row in rows}
     indexes = {doc_id: WindowIndex.of(text) for doc_id, text in documents if doc_id in needed}
-    judge = pass_judge(indexes)
-    scores = judged_probabilities(rows, settings.cache_dir, weights_digest(), judge)
+    judge = pass_judge(indexes, weights)
+    scores = judged_probabilities(rows, settings.cache_dir, weights_digest(weights), judge)
     doc_ids = [row["doc_id"] for row in rows]
     kept = set(keep_best(doc_ids, scores, settings.max_questions, settings.keep_share))
     dropped = [
