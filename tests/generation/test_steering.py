@@ -330,7 +330,7 @@ def _accepted(query: str, form) -> bool:
     return True
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(body=_texts(min_words=3), quoted=st.booleans(), form=st.sampled_from([QUESTION, CLAIM]))
 def test_no_query_validation_accepts_has_a_prefix_the_decoder_forbids(body, quoted, form):
     query = body + ("?" if form is QUESTION else ".")
@@ -341,7 +341,7 @@ def test_no_query_validation_accepts_has_a_prefix_the_decoder_forbids(body, quot
     assert broken_rule(query + " ", form) is None  # as the decoder checks a query that ends
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(start=_texts(), rest=_texts(), form=st.sampled_from([QUESTION, CLAIM]))
 def test_every_completion_of_a_forbidden_prefix_is_rejected(start, rest, form):
     assume(broken_rule(start, form) is not None)
