@@ -285,6 +285,18 @@ def run_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def failed_by_a_person(project: Path) -> set[str]:
+    """The golden set's questions a person failed in the project's review.folder, which
+    calibrate leaves out with the very functions the score stage uses."""
+    from goldenset.core.params import load_stage_params
+    from goldenset.review.pipeline import left_out, read_review
+    from goldenset.stages.score import ScoreStage
+
+    review = load_stage_params(ScoreStage, project / "params.yaml").review
+    review = review.model_copy(update={"folder": str(project / review.folder)})
+    return left_out(read_review(review), review)
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.calibrate.report import payload, plot_rows, render_markdown
     from goldenset.calibrate.runs import calibrate  # loads the stages and their models
@@ -292,7 +304,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.core.paths import CALIBRATION_PLOT
 
     project = Path(args.repo)
-    calibration = calibrate(project, args.workdir)
+    calibration = calibrate(project, args.workdir, failed_by_a_person(project))
     if args.json:
         write_json(args.json, payload(calibration))
     write_json(project / CALIBRATION_PLOT, plot_rows(calibration))

@@ -33,6 +33,7 @@ from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.stats import BLOCK_ELEMENTS, randomization_test
 from goldenset.corpus.queries import evidence_frame
 from goldenset.params import parse_params
+from goldenset.review.verdicts import verdict_row
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 from tests.browser import chromium, draw, page_template
@@ -90,6 +91,10 @@ def write_inputs(project: Path) -> None:
         chunk_documents(docs, ChunkParams(strategy="sentences", max_size=250))
     )
     (project / "data/goldenset.jsonl").write_text("".join(json.dumps(q) + "\n" for q in golden))
+    # a person failed three of its questions: score and calibrate leave them out alike
+    (project / "review").mkdir()
+    failed = [verdict_row(q, "b", "", "a tester", "random") for q in golden[:6:2]]
+    (project / "review/verdicts.jsonl").write_text("".join(json.dumps(v) + "\n" for v in failed))
     texts = [" ".join(docs["text"][i].split()[3:10]) for i in range(8)]
     queries = pd.DataFrame({"qid": [f"r{i}" for i in range(8)], "text": texts})
     queries.to_parquet(project / "data/queries.parquet", index=False)
@@ -144,6 +149,9 @@ def test_a_configuration_is_what_the_score_stage_writes_for_its_params(calibrate
         process = run_stage(stage, tmp_path)
         assert process.returncode == 0, process.stderr
     scores = json.loads((tmp_path / "metrics/scores.json").read_text())
+    golden = (project / "data/goldenset.jsonl").read_text().splitlines()
+    assert scores["synthetic"]["dense"]["n_queries"] == len(golden) - 3  # the failed left out
+    assert "3 questions a person failed left out" in (project / "stderr.txt").read_text()
     for name, retriever in [(TRUNCATED_DENSE, "dense"), (BM25, "bm25")]:
         for query_set in ["synthetic", "real"]:
             expected = scores[query_set][retriever]["ndcg@10"]

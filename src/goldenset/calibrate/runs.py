@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from itertools import product
 from pathlib import Path
 
@@ -171,10 +171,15 @@ def write_run(workdir: Path, inputs: ScoreInputs, scored: ScoreOutputs) -> None:
 
 
 def run_configurations(
-    project: Path, params: CalibrateCommand, workdir: Path | None, progress: Callable[[str], None]
+    project: Path,
+    params: CalibrateCommand,
+    workdir: Path | None,
+    progress: Callable[[str], None],
+    left_out: Collection[str] = frozenset(),
 ) -> tuple[pd.DataFrame, list[Configuration], list[str]]:
     """Per-question rows of every configuration (a `configuration` column added), the
-    configurations in order, and the view metrics that score.headline refuses."""
+    configurations in order, and the view metrics that score.headline refuses. left_out: the
+    golden set's questions a person failed, left out as the score stage leaves them out."""
     settings = params.calibrate
     assert settings is not None
     needed = [metric for view in views_of(settings) for metric in view.metrics()]
@@ -189,6 +194,10 @@ def run_configurations(
     cache_dir = str(stage_cache.parent / CALIBRATE_CACHE)
     check_upstream(project)
     documents, query_sets = read_upstream(project)
+    query_sets = {
+        name: found.without(left_out) if found.entry.golden else found
+        for name, found in query_sets.items()
+    }
     params = anchored(params, project)
     frames, configurations = [], []
     chunkings, models = grid(params)
@@ -227,6 +236,7 @@ def run_configurations(
             {name: embedded.vectors[name] for name, found in query_sets.items() if found},
             token_starts,
             load_retrievers(retrievers),
+            documents[documents["doc_id"].isin(set(chunks["doc_id"]))],  # a store's passages
         )
         scored = score_inputs(inputs, score, retrievers)
         if workdir is not None:  # what a kept --workdir shows: the stages' files
@@ -315,8 +325,11 @@ def _absent(qualified: str, refused: list[str]) -> str:
     return "no values in the results"
 
 
-def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
-    """Every figure of `goldenset calibrate` for a project."""
+def calibrate(
+    project: Path, workdir: Path | None = None, left_out: Collection[str] = frozenset()
+) -> Calibration:
+    """Every figure of `goldenset calibrate` for a project, less the golden set's questions of
+    `left_out` (those a person failed: the CLI reads them as the score stage does)."""
     project = project.resolve()
     params = load_stage_params(CalibrateCommand, project / "params.yaml")
     if params.calibrate is None:
@@ -331,7 +344,11 @@ def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
         print(line, file=sys.stderr, flush=True)
 
     logging.getLogger("goldenset").setLevel(logging.WARNING)
-    results, configurations, refused = run_configurations(project, params, workdir, progress)
+    if left_out:
+        progress(f"calibrate: {len(left_out)} questions a person failed left out, as score does")
+    results, configurations, refused = run_configurations(
+        project, params, workdir, progress, left_out
+    )
     views, skipped = usable_views(results, settings, refused)
     for line in skipped:
         progress(line)
