@@ -47,7 +47,8 @@ class Batched:
 
         self.lib = llama_cpp
         params = llama_cpp.llama_context_default_params()
-        params.n_ctx = 2048  # the prefix and 8 passage turns with their answers: a bigger cache costs attention
+        # the prefix and 8 passage turns with their answers; a bigger cache costs attention
+        params.n_ctx = 2048
         params.n_batch = 2048
         params.n_ubatch = 512
         params.n_seq_max = sequences

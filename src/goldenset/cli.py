@@ -194,7 +194,11 @@ def add_review(commands: argparse._SubParsersAction) -> None:
         "pass share. Reads the pipeline's outputs: run `dvc repro` first.",
     )
     _directory(rev, ".", "the pipeline's folder, where its params.yaml is (default: here)")
-    rev.add_argument("--port", type=int, default=8765, help="(default: 8765; 0: any free one)")
+    rev.add_argument(
+        "--port",
+        type=int,
+        help="(default: 8765, or a free one when it is taken, printed; 0: any free one)",
+    )
     rev.add_argument("--open", action="store_true", help="open the page in the browser")
     rev.add_argument(
         "--labeller", help="your name in the verdict file (default: git config user.name)"
@@ -324,7 +328,7 @@ def run_review(args: argparse.Namespace) -> int:
 
         sys.stdout.write(refit_judge(project))
         return 0
-    serve_until_stopped(project, args.port, args.open)
+    serve_until_stopped(project, args.port, args.open)  # None: the default port, else a free one
     return 0
 
 

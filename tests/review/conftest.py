@@ -3,9 +3,12 @@ driven by Playwright (the system's Chromium: nothing is downloaded)."""
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,3 +73,28 @@ def wait_for(condition: Callable[[], bool], seconds: float = 10) -> None:
 
 def verdicts_in(folder: Path) -> dict[str, dict]:
     return read_verdicts(folder / "review/verdicts.jsonl").by_qid
+
+
+@functools.lru_cache
+def session_of(url: str) -> str:
+    """The secret the server wrote into its page (http://127.0.0.1:PORT), as the page reads it."""
+    page = urllib.request.urlopen(url, timeout=10).read().decode()
+    return re.search(r'const SESSION = "([^"]+)"', page).group(1)
+
+
+def post(url: str, body: dict | bytes, **headers: str) -> dict:
+    """A write as the page sends it (its Origin, JSON, the session's secret), headers changed
+    by `headers` (None drops one); the answer's JSON."""
+    base = url.split("/api/")[0]
+    sent = {
+        "Content-Type": "application/json",
+        "Origin": base,
+        "X-Goldenset-Session": session_of(base),
+        **{name.replace("_", "-"): value for name, value in headers.items()},
+    }
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data, {name: value for name, value in sent.items() if value is not None}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())

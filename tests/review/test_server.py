@@ -19,21 +19,13 @@ import pytest
 from goldenset.cli import main
 from goldenset.review.verdicts import read_verdicts
 from tests.conftest import ROOT
-from tests.review.conftest import served, wait_for, write_project
+from tests.review.conftest import post, served, wait_for, write_project
 from tests.review.test_page import toy_questions
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
     return write_project(tmp_path / "project", *toy_questions(60))
-
-
-def post(url: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
 
 
 def test_the_api_answers_a_bad_request_with_400(project):

@@ -67,10 +67,16 @@ def refit_judge(project: Project) -> str:
     return refit_with(list(verdicts.by_qid.values()), documents, out)
 
 
-def serve_until_stopped(project: Project, port: int, open_page: bool) -> None:
-    server = serve(project, port)
+DEFAULT_PORT = 8765
+
+
+def serve_until_stopped(project: Project, port: int | None, open_page: bool) -> None:
+    """Serve until Ctrl-C on `port`; None: DEFAULT_PORT, or a free one when it is taken."""
+    server = serve(project, DEFAULT_PORT if port is None else port, or_free=port is None)
     url = f"http://127.0.0.1:{server.server_address[1]}"
     where = project.params.verdicts_path
+    if port is None and server.server_address[1] != DEFAULT_PORT:
+        print(f"review: port {DEFAULT_PORT} is taken: serving on another", flush=True)
     print(f"review: {url} (Ctrl-C stops); verdicts go to {where}", flush=True)
     if open_page:
         webbrowser.open(url)

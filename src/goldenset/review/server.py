@@ -3,12 +3,21 @@
 The page (page.html, one file: no script, style or font from the internet) asks for the state
 once, then for one query at a time, and posts each verdict; the server reads the pipeline's
 files once at start and writes only the verdict file (goldenset.review.verdicts).
+
+A page on 127.0.0.1 is still reachable from any site the person's browser opens, which may post
+to it (a form, or a "simple" fetch that needs no preflight) or rebind a name of its own to
+127.0.0.1. So, as a local notebook server does: every request must name this server as its
+Host (127.0.0.1 or localhost, this port), and a write must come as application/json from the
+page's own Origin with the session's secret, which the server writes into the page it serves
+and nothing else can read.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from http import HTTPStatus
@@ -167,11 +176,35 @@ def undo(project: Project, body: dict) -> dict:
     return summary(project.verdict_file.remove(body["qid"]), set(project.queries))
 
 
-def handler(project: Project) -> type[BaseHTTPRequestHandler]:
+SESSION_HEADER = "X-Goldenset-Session"  # the page sends the session's secret with every write
+SESSION_MARK = b"__GOLDENSET_SESSION__"  # where page.html takes it
+
+
+def refusal(headers: Mapping[str, str], port: int, secret: str, write: bool) -> str | None:
+    """Why a request may not be served, or None: a Host that is not this server, or a write
+    not from this page (its Origin, as JSON, with the session's secret)."""
+    own = {f"127.0.0.1:{port}", f"localhost:{port}"}
+    if headers.get("Host") not in own:
+        return "a request for another host: open the page at http://127.0.0.1:" + str(port)
+    if not write:
+        return None
+    if headers.get("Origin") not in {f"http://{host}" for host in own}:
+        return "a write from another page: verdicts are given on the review page itself"
+    if (headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
+        return "a write that is not JSON"
+    if not secrets.compare_digest(headers.get(SESSION_HEADER) or "", secret):
+        return "a write without this session's secret: reload the page"
+    return None
+
+
+def handler(project: Project, secret: str) -> type[BaseHTTPRequestHandler]:
     page = resources.files("goldenset.review").joinpath("page.html").read_bytes()
+    page = page.replace(SESSION_MARK, secret.encode())
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            if self._refused(write=False):
+                return
             url = urlparse(self.path)
             ask = {key: values[0] for key, values in parse_qs(url.query).items()}
             routes = {
@@ -188,13 +221,31 @@ def handler(project: Project) -> type[BaseHTTPRequestHandler]:
                 self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            if self._refused(write=True):
+                return
             routes = {"/api/verdict": record, "/api/undo": undo}
             if self.path in routes:
-                self._answer(lambda: routes[self.path](project, body))
+                self._answer(lambda: routes[self.path](project, self._body()))
             else:
                 self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
+
+        def _refused(self, write: bool) -> bool:
+            why = refusal(self.headers, self.server.server_address[1], secret, write)
+            if why is not None:
+                log.warning("review: refused %s %s: %s", self.command, self.path, why)
+                payload = json.dumps({"error": f"forbidden: {why}"}).encode()
+                self._send(HTTPStatus.FORBIDDEN, payload, "application/json")
+            return why is not None
+
+        def _body(self) -> dict:
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise ValueError("the body is not JSON") from None
+            if not isinstance(body, dict):
+                raise ValueError("the body is not a JSON object")
+            return body
 
         def _answer(self, make) -> None:
             try:
@@ -217,12 +268,16 @@ def handler(project: Project) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(project: Project, port: int) -> ThreadingHTTPServer:
-    """The review server on 127.0.0.1:port (0: a free one), not yet serving."""
+def serve(project: Project, port: int, *, or_free: bool = False) -> ThreadingHTTPServer:
+    """The review server on 127.0.0.1:port (0: a free one; or_free: a free one when port is
+    taken), not yet serving; each server a secret of its own."""
     project.check()
+    made = handler(project, secrets.token_urlsafe(24))
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), handler(project))
+        return ThreadingHTTPServer(("127.0.0.1", port), made)
     except OSError as error:
+        if or_free:
+            return ThreadingHTTPServer(("127.0.0.1", 0), made)
         raise GoldensetError(
             f"cannot serve on 127.0.0.1:{port} ({error.strerror}): choose another with --port"
         ) from None

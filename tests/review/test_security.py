@@ -1,0 +1,155 @@
+"""The review page takes verdicts from its own tab only: a write from another site (a form, a
+fetch that needs no preflight), a request naming another host (DNS rebinding) or a write without
+the session's secret is refused, and the verdict file is unchanged; the page itself still
+writes."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.review.conftest import open_page, post, served, wait_for, write_project
+from tests.review.test_page import toy_questions
+
+VERDICT = {"qid": "gs-000", "kind": "a"}
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    return write_project(tmp_path / "project", *toy_questions(6))
+
+
+def _refused(call) -> tuple[int, str]:
+    with pytest.raises(urllib.error.HTTPError) as error:
+        call()
+    return error.value.code, json.loads(error.value.read())["error"]
+
+
+def test_writes_not_from_the_page_are_refused_and_change_nothing(project):
+    verdicts = project / "review/verdicts.jsonl"
+    with served(project) as url:
+        write = url + "/api/verdict"
+        port = url.rsplit(":", 1)[1]
+        attempts = {
+            "another site": {"Origin": "http://evil.example"},
+            "no origin": {"Origin": None},
+            "an origin of another port": {"Origin": "http://127.0.0.1:1"},
+            "text/plain": {"Content_Type": "text/plain"},
+            "a form": {"Content_Type": "application/x-www-form-urlencoded"},
+            "no secret": {"X_Goldenset_Session": None},
+            "a wrong secret": {"X_Goldenset_Session": "guessed"},
+            "another host": {"Host": f"evil.example:{port}"},
+        }
+        for what, headers in attempts.items():
+            code, why = _refused(lambda headers=headers: post(write, VERDICT, **headers))
+            assert code == 403 and why.startswith("forbidden: "), what
+            assert not verdicts.exists(), what
+        # a name of the attacker's rebound to 127.0.0.1 reads nothing either
+        rebound = urllib.request.Request(url + "/api/state", headers={"Host": "evil.example"})
+        assert _refused(lambda: urllib.request.urlopen(rebound, timeout=10))[0] == 403
+        assert _refused(lambda: post(write, b"{not json"))[0:2] == (
+            400,
+            "bad request: the body is not JSON",
+        )
+        assert _refused(lambda: post(write, b"[1]"))[0] == 400
+        assert not verdicts.exists()
+        # localhost is this server too; and the page's own write goes through
+        post(write, VERDICT, Origin=f"http://localhost:{port}", Host=f"localhost:{port}")
+        assert json.loads(verdicts.read_text())["failed"] == "a"
+
+
+ATTACKER = """<!doctype html><html><body>
+<form id="form" method="post" action="{url}/api/verdict" enctype="text/plain">
+  <input name='{{"qid": "gs-001", "kind": "b", "x": "' value='"}}'>
+</form>
+<script>
+(async () => {{
+  const body = JSON.stringify({{qid: "gs-002", kind: "b"}});
+  const tries = [
+    fetch("{url}/api/verdict", {{method: "POST", mode: "no-cors", body}}),
+    fetch("{url}/api/verdict", {{method: "POST", mode: "no-cors", body,
+                                 headers: {{"Content-Type": "text/plain"}}}}),
+    fetch("{url}/api/verdict", {{method: "POST", body,
+                                 headers: {{"Content-Type": "application/json"}}}}),
+  ];
+  for (const attempt of tries) {{ try {{ await attempt; }} catch (error) {{}} }}
+  document.body.dataset.fetched = "true";
+}})();
+</script></body></html>"""
+
+
+@contextmanager
+def attacker_site(folder: Path, review_url: str):
+    """Another local site (its own port) whose page tries to write verdicts to the review
+    server: a form post and fetches that need no preflight, and one that does."""
+    folder.mkdir()
+    (folder / "index.html").write_text(ATTACKER.format(url=review_url))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.slow
+def test_a_site_in_the_same_browser_cannot_write_a_verdict(browser, project, tmp_path):
+    verdicts = project / "review/verdicts.jsonl"
+    with served(project) as url, attacker_site(tmp_path / "site", url) as site:
+        page = browser.new_page()
+        page.goto(site)
+        page.wait_for_selector("body[data-fetched=true]", state="attached", timeout=20_000)
+        with page.expect_navigation():
+            page.evaluate("document.getElementById('form').submit()")
+        assert "forbidden" in page.content()  # the form's post, answered
+        assert not verdicts.exists()
+        # the page itself still writes, one key a verdict
+        own = open_page(browser, url)
+        own.keyboard.press("p")
+        wait_for(lambda: verdicts.exists())
+        assert json.loads(verdicts.read_text())["verdict"] == "pass"
+
+
+def test_a_taken_default_port_gives_a_free_one_and_says_so(project):
+    taken = __import__("socket").socket()
+    try:
+        taken.bind(("127.0.0.1", 8765))
+        taken.listen()
+    except OSError:
+        pass  # taken by something else already: the same case
+    server = subprocess.Popen(
+        [sys.executable, "-m", "goldenset", "review", str(project)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    try:
+        first, second = server.stdout.readline(), server.stdout.readline()
+        assert first.strip() == "review: port 8765 is taken: serving on another"
+        url = second.split()[1]
+        assert not url.endswith(":8765")
+        state = json.loads(urllib.request.urlopen(url + "/api/state", timeout=10).read())
+        assert len(state["order"]) == 6
+    finally:
+        server.kill()
+        server.wait(10)
+        taken.close()
