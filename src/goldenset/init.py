@@ -38,6 +38,7 @@ from goldenset.core.install import (
 )
 from goldenset.core.params import section_model
 from goldenset.params import Params
+from goldenset.review.params import VERDICTS_FILE
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"
@@ -311,7 +312,9 @@ def generated_files(
         ".gitignore": "# outputs kept by DVC, not git\n"
         + "".join(f"/{o}\n" for o in outs)
         + "# goldenset calibrate's vectors: `dvc add cache/calibrate` to share them\n"
-        + "/cache/calibrate\n",
+        + "/cache/calibrate\n"
+        + "# the lock `goldenset review` takes beside the verdicts while it writes\n"
+        + f".{VERDICTS_FILE}.lock\n",
         "examples/README.md": EXAMPLES_README,
         "review/README.md": REVIEW_README,
     }

@@ -106,3 +106,26 @@ def test_parse_verdicts_reads_a_byte_order_mark_and_a_later_line_wins():
     second = json.dumps(verdict_row(QUERY, "a", "", "me", "random"))
     verdicts = parse_verdicts(f"\ufeff{first}\n{second}\n", "f")
     assert verdicts.by_qid["gs-1"]["failed"] == "a" and not verdicts.problems
+
+
+def test_the_lock_beside_the_verdicts_is_ignored_by_git_here_and_in_an_initialised_repository(
+    tmp_path,
+):
+    """`git add -A` after a review commits the verdicts, not the lock the server takes."""
+    import subprocess
+
+    from goldenset.init import Options, generated_files
+
+    file = VerdictFile(tmp_path / "review/verdicts.jsonl")
+    file.record(json.loads((ROOT / "labels/steered_set.jsonl").read_text().splitlines()[0]))
+    [lock] = [p for p in (tmp_path / "review").iterdir() if p.name != "verdicts.jsonl"]
+    for top, ignore in [
+        (ROOT, (ROOT / ".gitignore").read_text()),
+        (tmp_path, generated_files(Options(tmp_path), tmp_path, tmp_path, "", [])[".gitignore"]),
+    ]:
+        (tmp_path / ".gitignore").write_text(ignore)
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        checked = subprocess.run(
+            ["git", "check-ignore", "-q", str(lock.relative_to(tmp_path))], cwd=tmp_path
+        )
+        assert checked.returncode == 0, top

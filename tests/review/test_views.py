@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
+import pytest
 from sklearn.metrics import roc_auc_score
 
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet
@@ -55,16 +58,34 @@ def test_the_evidence_is_cut_out_in_characters_not_bytes():
     assert marked("abc", -3, 99) == ["", "abc", ""] and marked("abc", 5, 9) == ["abc", "", ""]
 
 
-def test_misses_are_the_unranked_first_then_the_lowest():
-    results = pd.DataFrame(
-        {
-            "retriever": ["dense"] * 4 + ["bm25"],
-            "qid": ["a", "b", "c", "d", "a"],
-            "first_relevant_rank": [1, 3, 0, 9, 2],
-        }
+@pytest.mark.slow
+def test_misses_as_the_score_stage_writes_them_never_ranked_first(tmp_path):
+    """With score.depth 2, BM25 never ranks some questions' evidence (results.parquet's <NA>):
+    they come first, in file order, then every other question BM25 did not rank first, lowest
+    rank first."""
+    from tests.calibrate.test_calibrate import write_inputs, write_params
+    from tests.stage_runs import run_stage
+
+    write_inputs(tmp_path)
+    write_params(tmp_path, score={"depth": 3})
+    golden = {
+        row["qid"]: row for row in map(json.loads, (tmp_path / "data/goldenset.jsonl").open())
+    }
+    for stage in ["chunk", "embed", "score"]:
+        assert run_stage(stage, tmp_path).returncode == 0
+    results = pd.read_parquet(tmp_path / "data/results.parquet")
+    results = results[results["query_set"] == "synthetic"]
+    bm25 = results[results["retriever"] == "bm25"].set_index("qid")["first_relevant_rank"]
+    never = [qid for qid, rank in bm25.items() if pd.isna(rank)]  # as written: <NA>, not 0
+    assert never
+    ranked_lower = sorted(
+        (qid for qid, rank in bm25.items() if not pd.isna(rank) and rank > 1),
+        key=lambda qid: -bm25[qid],
     )
-    assert missed(results, "dense") == ["c", "d", "b"]
-    assert missed(results, "bm25") == ["a"]
+    assert missed(results, "bm25") == [*never, *ranked_lower]
+    unranked = results[(results["retriever"] == "bm25") & results["first_relevant_rank"].isna()]
+    query = golden[unranked.iloc[0]["qid"]]
+    assert ranked_view(unranked.iloc[0], query, pd.DataFrame(), 5)["rank"] is None
 
 
 def test_a_ranked_passage_marks_the_evidence_it_holds():

@@ -31,6 +31,7 @@ import pandas as pd
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
+from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.review.params import ReviewParams
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import VerdictFile, Verdicts, pass_share, verdict_row
@@ -88,7 +89,8 @@ class Project:
         if not path.exists():
             return pd.DataFrame(columns=["query_set", "retriever", "qid", "first_relevant_rank"])
         frame = pd.read_parquet(path)
-        golden = frame[frame["query_set"] == "synthetic"]
+        [name] = [entry.name for entry in QUERY_SETS.values() if entry.golden]
+        golden = frame[frame["query_set"] == name]
         return golden[golden["qid"].isin(self.queries.keys())]
 
     @cached_property

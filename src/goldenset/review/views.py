@@ -44,12 +44,18 @@ def query_view(query: Mapping, document: Document, context: int) -> dict:
 
 
 def missed(results: pd.DataFrame, retriever: str) -> list[str]:
-    """Golden-set query ids whose first relevant item `retriever` did not rank first: unranked
-    first, then the lowest ranked, ties in file order."""
-    rows = results[(results["retriever"] == retriever) & (results["first_relevant_rank"] != 1)]
-    depth = np.where(rows["first_relevant_rank"] == 0, np.inf, rows["first_relevant_rank"])
-    order = np.lexsort((np.arange(len(rows)), -depth))
+    """Golden-set query ids whose first relevant item `retriever` did not rank first: never
+    ranked (results.parquet's <NA>) first, then the lowest ranked, ties in file order."""
+    rows = results[results["retriever"] == retriever]
+    rank = first_rank(rows["first_relevant_rank"])
+    rows, rank = rows[rank != 1], rank[rank != 1]
+    order = np.lexsort((np.arange(len(rows)), -rank.fillna(np.inf).to_numpy()))
     return rows["qid"].iloc[order].tolist()
+
+
+def first_rank(column: pd.Series) -> pd.Series:
+    """Ranks as floats, NaN where the evidence was never ranked (<NA> in results.parquet)."""
+    return pd.to_numeric(column, errors="coerce").astype(float)
 
 
 def ranked_view(row: Mapping | None, query: Mapping, chunks: pd.DataFrame, shown: int) -> dict:
@@ -77,4 +83,5 @@ def ranked_view(row: Mapping | None, query: Mapping, chunks: pd.DataFrame, shown
                 "text": marked(str(chunk["text"]), start, end),
             }
         )
-    return {"rank": int(row["first_relevant_rank"]), "top": top}
+    rank = first_rank(pd.Series([row["first_relevant_rank"]])).iloc[0]
+    return {"rank": None if np.isnan(rank) else int(rank), "top": top}
