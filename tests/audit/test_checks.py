@@ -239,6 +239,15 @@ def test_the_judges_estimate_comes_with_an_interval_and_its_trust_and_flags_belo
     assert not any(flag.startswith("judge:") for flag in calm.flags)
     unjudged = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {})
     assert "judge" not in unjudged.metrics and "p_pass" not in unjudged.questions
+    # a refitted judge is named, with its own held-out AUC
+    refitted = Acceptance(probabilities, {**judged.aucs, "pass": 0.66}, "review/judge.json")
+    named = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}, refitted)
+    assert named.metrics["judge"]["refitted"] == "review/judge.json"
+    assert any(
+        "the judge refitted with your verdicts (review/judge.json) ranks held-out labels at ROC "
+        "AUC 0.66" in flag
+        for flag in named.flags
+    )
 
 
 def test_without_real_queries_the_gap_is_taken_against_labelled_questions():

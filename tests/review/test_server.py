@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from goldenset.cli import main
+from goldenset.review.params import ReviewParams
 from goldenset.review.verdicts import read_verdicts
 from tests.conftest import ROOT
 from tests.review.conftest import post, served, wait_for, write_project
@@ -99,3 +100,18 @@ def test_a_server_killed_while_writing_loses_no_verdict_it_confirmed(project):
     assert verdicts.problems == []
     assert set(confirmed) <= set(verdicts.by_qid)
     assert len(confirmed) < 60  # killed before the end
+
+
+def test_a_refit_with_too_few_of_a_kind_writes_no_judge(project, capsys):
+    """Four passes cannot be checked held out: no judge.json, which the audit would use."""
+    from goldenset.review.server import Project
+    from goldenset.review.verdicts import VerdictFile, verdict_row
+
+    queries = Project(project, ReviewParams(), "tester").queries
+    rows = [verdict_row(q, "pass", "", "tester", "random") for q in list(queries.values())[:4]]
+    VerdictFile(project / "review/verdicts.jsonl").record(*rows)
+    assert main(["review", str(project), "--refit"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.endswith("No judge written: the audit keeps the judge it had")
+    assert "4 passes and 0 fails" in error and len(error.splitlines()) == 1
+    assert not (project / "review/judge.json").exists()

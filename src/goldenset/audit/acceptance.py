@@ -63,4 +63,5 @@ def estimate_acceptance(
     referee, read = load_referee(cache_dir), cached_read(Path(cache_dir))
     features = question_features(rows, documents, rarity, referee, read)
     aucs = {name: criterion.auc for name, criterion in model.models.items()}
-    return Acceptance(model.probabilities(features.set_axis(rows.index)), aucs)
+    refitted = None if weights == WEIGHTS else str(weights)
+    return Acceptance(model.probabilities(features.set_axis(rows.index)), aucs, refitted)

@@ -50,6 +50,7 @@ class Acceptance:
 
     probabilities: pd.DataFrame
     aucs: dict[str, float]
+    refitted: str | None = None  # the judge file refitted with the team's verdicts, if read
 
 
 @dataclass
@@ -236,6 +237,8 @@ def judge_estimates(acceptance: Acceptance, params: AuditParams) -> dict:
     """Per criterion: the estimated share a strict reviewer accepts (the mean probability), its
     bootstrap interval over the questions, and whether the judge may be trusted on it."""
     estimates: dict = {"judged": len(acceptance.probabilities)}
+    if acceptance.refitted is not None:
+        estimates["refitted"] = acceptance.refitted
     settings = params.intervals
     for criterion in CRITERIA:
         if criterion not in acceptance.probabilities:
@@ -341,6 +344,8 @@ def _acceptance_flags(metrics: dict, params: AuditParams) -> list[str]:
     if not passing or passing["estimate"] is None or passing["estimate"] >= params.min_pass_share:
         return []
     trust = "trusted" if passing["trusted"] else f"below {TRUSTED_AUC} to be trusted"
+    which = metrics["judge"].get("refitted")
+    named = "the judge" if which is None else f"the judge refitted with your verdicts ({which})"
     until = (
         f"; {person['checked']} of review.min_verdicts {person['min_verdicts']} random-sample "
         "verdicts, after which the person's share sets this flag"
@@ -350,7 +355,7 @@ def _acceptance_flags(metrics: dict, params: AuditParams) -> list[str]:
     return [
         f"judge: an estimated {passing['estimate']:.0%} [{passing['low']:.0%}, "
         f"{passing['high']:.0%}] of questions would pass a strict reviewer "
-        f"(audit.min_pass_share {params.min_pass_share:.0%}; the judge ranks held-out "
+        f"(audit.min_pass_share {params.min_pass_share:.0%}; {named} ranks held-out "
         f"labels at ROC AUC {passing['auc']:.2f}, {trust}{until}): read the least likely below, "
         "or review them (`goldenset review`)"
     ]

@@ -127,11 +127,25 @@ def shipped_rows() -> pd.DataFrame:
         ) from None
 
 
+def check_enough(verdicts: list[dict]) -> None:
+    """GoldensetError unless the verdicts hold FOLDS passes and FOLDS fails at least: fewer
+    cannot be held out, so nothing would say whether the refitted judge is any better."""
+    passes = sum(row["verdict"] == "pass" for row in verdicts)
+    fails = len(verdicts) - passes
+    if min(passes, fails) < FOLDS:
+        raise GoldensetError(
+            f"refit: {passes} passes and {fails} fails; the refitted judge can be checked held "
+            f"out only with {FOLDS} of each at least: review more (`goldenset review`). No "
+            "judge written: the audit keeps the judge it had"
+        )
+
+
 def refit_with(verdicts: list[dict], documents: pd.DataFrame, out: Path) -> str:
     """Refit with verdicts (rows of labels/*.jsonl's schema) on documents (doc_id, text), write
     the judge to `out`; the report."""
     if not verdicts:
         raise GoldensetError("no verdict to refit with: review first (`goldenset review`)")
+    check_enough(list({row["qid"]: row for row in verdicts}.values()))
     indexes = {
         str(doc): WindowIndex.of(str(text))
         for doc, text in zip(documents["doc_id"], documents["text"], strict=True)
@@ -139,6 +153,7 @@ def refit_with(verdicts: list[dict], documents: pd.DataFrame, out: Path) -> str:
     latest = {row["qid"]: row for row in verdicts}  # a query's later verdict wins
     frame = pd.DataFrame(list(latest.values()))
     team = verdict_features(frame, indexes, load_referee(), Reader().read)
+    check_enough(team.to_dict("records"))  # verdicts of documents the corpus lacks left out
     judge, report = refit(shipped_rows(), team)
     write_atomically(out, judge_json(judge))
     return report + f"\nWritten: {out}\n"
