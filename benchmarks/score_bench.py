@@ -265,12 +265,15 @@ def against_baseline(args, chunks, questions, relevant, ks) -> None:
 
 
 def time_configuration(project: Path) -> None:
-    """The score stage's computation on a project's files, timed: one configuration."""
+    """The score stage's computation on a project's files, timed: one configuration (the golden
+    set's questions people failed left out, as the stage leaves them out)."""
     from goldenset.params import load_params
     from goldenset.scoring.configuration import read_score_inputs, score_inputs
 
     params = load_params(project / "params.yaml")
-    wall, cpu, inputs = timed(read_score_inputs, params.score, params.retrievers, project)
+    wall, cpu, (inputs, _) = timed(
+        read_score_inputs, params.score, params.retrievers, params.review, project
+    )
     print(f"{project}: inputs read in {wall:.2f} s ({cpu:.2f} s CPU)")
     wall, cpu, outputs = timed(score_inputs, inputs, params.score, params.retrievers)
     print(

@@ -186,12 +186,14 @@ def add_review(commands: argparse._SubParsersAction) -> None:
         "review",
         help="review the golden set in the browser: your verdicts make it golden",
         description="Serve the review page on 127.0.0.1: one question at a time in its "
-        "document, the evidence marked, a verdict under labels/RULE.md a key (p pass, a, b, x "
-        "both, n nonsense, s skip, u undo), first a seeded random sample (review.sample) with "
-        "its pass share, then the questions the judge is least sure of; and the questions a "
-        "retriever missed beside another's top passages. Verdicts go to review.folder/"
-        "verdicts.jsonl (git-tracked): score leaves out what you failed, the audit reports your "
-        "pass share. Reads the pipeline's outputs: run `dvc repro` first.",
+        "document, the evidence marked, a verdict under the strict rule the page shows a key "
+        "(p pass, a, b, x both, n nonsense, s skip, u undo), first a seeded random sample "
+        "(review.sample) with its pass share, then the questions the judge is least sure of; "
+        "and the questions a retriever missed beside another's top passages. Verdicts go to "
+        "review.folder/verdicts.jsonl (git-tracked), one per question and labeller: score "
+        "leaves out what was failed (review.disagreement when two people differ), the audit "
+        "reports each person's pass share and their agreement. Reads the pipeline's outputs: "
+        "run `dvc repro` first.",
     )
     _directory(rev, ".", "the pipeline's folder, where its params.yaml is (default: here)")
     rev.add_argument(
@@ -202,6 +204,12 @@ def add_review(commands: argparse._SubParsersAction) -> None:
     rev.add_argument("--open", action="store_true", help="open the page in the browser")
     rev.add_argument(
         "--labeller", help="your name in the verdict file (default: git config user.name)"
+    )
+    rev.add_argument(
+        "--blind",
+        action="store_true",
+        help="hide other labellers' verdicts and your agreement with them (a second reviewer's "
+        "verdicts are then their own)",
     )
     rev.add_argument(
         "--refit",
@@ -289,18 +297,6 @@ def run_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def failed_by_a_person(project: Path) -> set[str]:
-    """The golden set's questions a person failed in the project's review.folder, which
-    calibrate leaves out with the very functions the score stage uses."""
-    from goldenset.core.params import load_stage_params
-    from goldenset.review.pipeline import left_out, read_review
-    from goldenset.stages.score import ScoreStage
-
-    review = load_stage_params(ScoreStage, project / "params.yaml").review
-    review = review.model_copy(update={"folder": str(project / review.folder)})
-    return left_out(read_review(review), review)
-
-
 def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.calibrate.report import payload, plot_rows, render_markdown
     from goldenset.calibrate.runs import calibrate  # loads the stages and their models
@@ -308,7 +304,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.core.paths import CALIBRATION_PLOT
 
     project = Path(args.repo)
-    calibration = calibrate(project, args.workdir, failed_by_a_person(project))
+    calibration = calibrate(project, args.workdir)
     if args.json:
         write_json(args.json, payload(calibration))
     write_json(project / CALIBRATION_PLOT, plot_rows(calibration))
@@ -319,7 +315,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 def run_review(args: argparse.Namespace) -> int:
     from goldenset.review.command import load_verdicts, project_at, serve_until_stopped
 
-    project = project_at(args.directory, args.labeller)
+    project = project_at(args.directory, args.labeller, args.blind)
     if args.load:
         print(load_verdicts(project, args.load))
         return 0

@@ -36,9 +36,8 @@ from goldenset.core.install import (
     project_url,
     reachable_requirement,
 )
-from goldenset.core.params import section_model
+from goldenset.core.params import VERDICTS_FILE, section_model
 from goldenset.params import Params
-from goldenset.review.params import VERDICTS_FILE
 
 PACKAGE = Path(goldenset.__file__).parent
 TEMPLATES = PACKAGE / "templates"
@@ -60,10 +59,11 @@ Files named by `generate.example_queries` in params.yaml (a BEIR queries.jsonl o
 queries, shown to the question writer as style examples) go here: a dep of the generate stage.
 """
 REVIEW_README = """\
-A person's verdicts on the golden set go here: `goldenset review` writes `verdicts.jsonl`, one
-line a question in the schema of labels/*.jsonl (commit it). The score stage leaves out the
-questions a person failed (review.leave_out_failed), the audit sets the person's pass share
-beside the judge's estimate. This folder is a dep of both (review.folder in params.yaml).
+People's verdicts on the golden set go here: `goldenset review` writes `verdicts.jsonl`, one
+line a verdict (a question and its labeller) in the schema of labels/*.jsonl (commit it). The
+score stage leaves out the questions a person failed (review.leave_out_failed,
+review.disagreement), the audit sets the people's pass share and agreement beside the judge's
+estimate. This folder is a dep of both (review.folder in params.yaml).
 """
 EXTERNAL_README = """\
 Your own retriever goes here (retrievers.external in params.yaml): a module whose function is

@@ -14,12 +14,12 @@ from goldenset.core.params import (
     AuditParams,
     EmbedParams,
     IngestParams,
+    ReviewParams,
     Section,
     read_params_file,
     validate_params,
 )
 from goldenset.generation.params import GenerateParams
-from goldenset.review.params import ReviewParams
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 

@@ -11,6 +11,7 @@ import pytest
 
 from goldenset.audit.checks import (
     Acceptance,
+    Audit,
     ChanceLimit,
     chance_flags,
     document_chance,
@@ -18,6 +19,7 @@ from goldenset.audit.checks import (
     echo_quantile_rows,
     is_definitional,
     near_duplicate_pairs,
+    opening,
     real_query_echoes,
     render_report,
     run_audit,
@@ -335,6 +337,28 @@ def test_the_audit_adds_the_document_views_chance_and_counts_its_flag():
     )
 
 
+def test_the_opening_says_the_verdict_in_at_most_30_lines_of_100_characters():
+    review = {
+        "person": {"checked": 10, "passed": 4, "estimate": 0.4, "low": 0.17, "high": 0.69}
+        | {"replaced": 6, "now": {"checked": 4, "passed": 4, "estimate": 1.0, "low": 0.51}}
+        | {"now": {"checked": 4, "passed": 4, "estimate": 1.0, "low": 0.51, "high": 1.0}},
+        "agreement": [
+            {"labellers": ["ann", "bob"], "questions": 9, "agreed": 7, "share": 0.7778}
+            | {"kappa": 0.5}
+        ],
+    }
+    flags = [f"flag {i}: " + "word " * 40 for i in range(25)]
+    audit = Audit({"questions": 12, "review": review}, flags, pd.DataFrame(), [])
+    lines = opening(audit)
+    assert len(lines) <= 30 and max(map(len, lines)) <= 100
+    assert lines[2:5] == [
+        "- a person, on questions drawn at random: 4 of 10 pass, 40% [17%, 69%]",
+        "  - of the set as it is now (6 failed asked again): 4 of 4 pass, 100% [51%, 100%]",
+        "- agreement: 7 of 9 (78%), Cohen's kappa 0.50: ann and bob",
+    ]
+    assert lines[-1] == "  - and 15 more, under Flags"
+
+
 def test_the_persons_share_sets_the_flag_once_there_are_enough_verdicts():
     probabilities = pd.DataFrame(
         {"answered": [0.9, 0.8, 0.1], "specific": [0.9, 0.9, 0.9], "pass": [0.8, 0.7, 0.0]}
@@ -354,9 +378,12 @@ def test_the_persons_share_sets_the_flag_once_there_are_enough_verdicts():
         "(audit.min_pass_share 70%); the ones failed are not scored (review.leave_out_failed): "
         "review the rest with `goldenset review`"
     ]
-    report = render_report(audit, PARAMS)
-    assert "- a person: 12 of 30 questions drawn at random pass, 40% [25%, 58%]" in report
-    assert "ROC AUC 0.71 on this corpus" in report
+    report = render_report(audit, PARAMS, ["- the people's section"])
+    opening = report.split("## Figures")[0].splitlines()
+    assert opening[4] == "- a person, on questions drawn at random: 12 of 30 pass, 40% [25%, 58%]"
+    assert opening[5].startswith("- the judge: 50% [") and opening[6] == "- flags: 1:"
+    assert opening[7].startswith("  - review: a person passed 40%") and len(opening[7]) == 100
+    assert "## People's review\n\n- the people's section\n" in report
     assert audit.metrics["review"] == review
     few = {**review, "person": {**review["person"], "checked": 9, "enough": False}}
     audit = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}, judged, None, few)

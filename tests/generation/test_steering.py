@@ -11,7 +11,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from goldenset.core.echo import WindowFrequency, WindowIndex
@@ -330,7 +330,17 @@ def _accepted(query: str, form) -> bool:
     return True
 
 
-@settings(max_examples=400, deadline=None)
+# Most random word strings are no valid query (or no forbidden prefix): the filtering is the
+# property's own, and a fixed seed keeps CI from meeting a different draw each run
+PROPERTY = settings(
+    max_examples=400,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+)
+
+
+@PROPERTY
 @given(body=_texts(min_words=3), quoted=st.booleans(), form=st.sampled_from([QUESTION, CLAIM]))
 def test_no_query_validation_accepts_has_a_prefix_the_decoder_forbids(body, quoted, form):
     query = body + ("?" if form is QUESTION else ".")
@@ -341,7 +351,7 @@ def test_no_query_validation_accepts_has_a_prefix_the_decoder_forbids(body, quot
     assert broken_rule(query + " ", form) is None  # as the decoder checks a query that ends
 
 
-@settings(max_examples=400, deadline=None)
+@PROPERTY
 @given(start=_texts(), rest=_texts(), form=st.sampled_from([QUESTION, CLAIM]))
 def test_every_completion_of_a_forbidden_prefix_is_rejected(start, rest, form):
     assume(broken_rule(start, form) is not None)

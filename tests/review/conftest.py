@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from goldenset.core.files import write_parquet
-from goldenset.review.params import ReviewParams
+from goldenset.core.params import ReviewParams
+from goldenset.corpus.verdicts import read_verdicts
 from goldenset.review.server import Project, serve
-from goldenset.review.verdicts import read_verdicts
 from tests.conftest import ROOT
 
 
@@ -35,9 +35,9 @@ def write_project(folder: Path, questions: list[dict], documents: list[dict]) ->
 
 
 @contextmanager
-def served(folder: Path, labeller: str = "tester", **params) -> Iterator[str]:
+def served(folder: Path, labeller: str = "tester", blind: bool = False, **params) -> Iterator[str]:
     """The review server of a folder on a free loopback port, in a thread: its URL."""
-    server = serve(Project(folder, ReviewParams(**params), labeller), 0)
+    server = serve(Project(folder, ReviewParams(**params), labeller, blind), 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -71,8 +71,9 @@ def wait_for(condition: Callable[[], bool], seconds: float = 10) -> None:
         time.sleep(0.05)
 
 
-def verdicts_in(folder: Path) -> dict[str, dict]:
-    return read_verdicts(folder / "review/verdicts.jsonl").by_qid
+def verdicts_in(folder: Path, labeller: str = "tester") -> dict[str, dict]:
+    """A labeller's verdicts in the folder's verdict file, by question."""
+    return read_verdicts(folder / "review/verdicts.jsonl").of(labeller)
 
 
 @functools.lru_cache

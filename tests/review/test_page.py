@@ -84,22 +84,96 @@ def test_a_note_goes_with_the_verdict_and_keys_typed_in_it_are_not_verdicts(brow
         assert verdicts_in(project)[qid]["reason"] == "asks about a premise"
 
 
+def pass_then_fail(page, project) -> tuple[str, str]:
+    """The first question on screen passed, the next failed (b), both in the file."""
+    first = current_qid(page)
+    page.keyboard.press("p")
+    second = current_qid(page)
+    page.keyboard.press("b")
+    wait_for(lambda: len(verdicts_in(project)) == 2)
+    return first, second
+
+
 def test_undo_takes_the_last_verdict_back_and_returns_to_it(browser, project):
     with served(project) as url:
         page = open_page(browser, url)
-        first = current_qid(page)
-        page.keyboard.press("p")
-        second = current_qid(page)
-        page.keyboard.press("b")
-        wait_for(lambda: len(verdicts_in(project)) == 2)
+        first, second = pass_then_fail(page, project)
         page.keyboard.press("u")
         wait_for(lambda: set(verdicts_in(project)) == {first})
-        assert current_qid(page) == second
+        page.wait_for_selector(f".row.current[data-qid='{second}']")
         page.keyboard.press("u")
         wait_for(lambda: verdicts_in(project) == {})
-        assert current_qid(page) == first
+        page.wait_for_selector(f".row.current[data-qid='{first}']")
+        current_qid(page)
         page.keyboard.press("s")  # skip: no verdict
         assert current_qid(page) != first and verdicts_in(project) == {}
+
+
+def test_after_a_reload_a_verdict_changes_where_it_is_given_and_undo_goes_through_the_file(
+    browser, project
+):
+    with served(project) as url:
+        page = open_page(browser, url)
+        first, second = pass_then_fail(page, project)
+        page.close()
+        page = open_page(browser, url)  # a reload: the page's memory is gone, the file is not
+        page.locator(f".row[data-qid='{first}']").click()
+        assert current_qid(page) == first
+        page.keyboard.press("a")  # a changed verdict: the position stays
+        wait_for(lambda: verdicts_in(project)[first]["failed"] == "a")
+        assert current_qid(page) == first
+        page.keyboard.press("u")  # undo: the verdict before the change
+        wait_for(lambda: verdicts_in(project)[first]["verdict"] == "pass")
+        page.close()
+        page = open_page(browser, url)
+        page.keyboard.press("u")  # a verdict given before this load: undone, and shown
+        wait_for(lambda: set(verdicts_in(project)) == {first})
+        page.wait_for_selector(f".row.current[data-qid='{second}']")
+        page.locator(f".row[data-qid='{second}'] .mark:not(.pass):not(.fail)").wait_for()
+
+
+def test_a_second_reviewer_sees_the_first_ones_verdicts_and_their_agreement_unless_blind(
+    browser, project
+):
+    with served(project, labeller="ann") as url:
+        page = open_page(browser, url)
+        judged = []
+        for key in "ppb":
+            judged.append(current_qid(page))
+            page.keyboard.press(key)
+        wait_for(lambda: len(verdicts_in(project, "ann")) == 3)
+    with served(project, labeller="bob", blind=True) as url:
+        page = open_page(browser, url)
+        assert current_qid(page) == judged[0]  # ann's verdicts are not bob's
+        assert "ann" not in page.locator("#meta").inner_text()
+        for key in "pbb":
+            page.keyboard.press(key)
+        wait_for(lambda: len(verdicts_in(project, "bob")) == 3)
+        assert page.locator("#agreement").inner_text() == ""
+    assert verdicts_in(project, "ann")[judged[1]]["verdict"] == "pass"  # both stand
+    with served(project, labeller="bob") as url:
+        page = open_page(browser, url)
+        agreement = (
+            "ann and bob agree on 2 of the 3 questions both judged (67%), Cohen's kappa 0.40"
+        )
+        wait_for(lambda: page.locator("#agreement").inner_text() == agreement)
+        page.locator(f".row[data-qid='{judged[1]}']").click()
+        current_qid(page)
+        assert "ann: pass" in page.locator("#meta").inner_text()
+
+
+def test_the_page_says_when_the_golden_set_changed_under_it(browser, project):
+    with served(project) as url:
+        page = open_page(browser, url)
+        golden = project / "data/goldenset.jsonl"
+        golden.write_text(golden.read_text().splitlines(keepends=True)[0])
+        page.evaluate("window.dispatchEvent(new Event('focus'))")
+        page.locator("#problems.shown").wait_for()
+        assert "reload the page" in page.locator("#problems").inner_text()
+        page.reload()  # the server has read the new set
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator(".row").count() == 1
+        assert not page.locator("#problems.shown").count()
 
 
 def test_two_tabs_add_to_each_others_verdicts(browser, project):

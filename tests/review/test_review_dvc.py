@@ -62,10 +62,7 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
     checked = rows[: len(rows) * 2 // 3]
     failed = {row["qid"] for row in checked[::3]}
     VerdictFile(project / "review/verdicts.jsonl").record(
-        *(
-            verdict_row(row, "a" if row["qid"] in failed else "pass", "", "me", "random")
-            for row in checked
-        )
+        *(verdict_row(row, verdicts_of_me(row, failed), "", "me", "random") for row in checked)
     )
     output = run(["dvc", "repro"], project)
     assert stages_run(output) == {"score", "audit"}
@@ -87,8 +84,41 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
     audit = json.loads((project / "metrics/audit.json").read_text())
     person = audit["review"]["person"]
     assert (person["checked"], person["passed"]) == (len(checked), len(checked) - len(failed))
-    assert "## A person's review" in (project / "reports/audit.md").read_text()
+    report = (project / "reports/audit.md").read_text()
+    assert "## People's review" in report
+    opening = report.split("## Figures")[0].splitlines()
+    assert len(opening) <= 30 and max(map(len, opening)) <= 100
+    assert f"{len(checked) - len(failed)} of {len(checked)} pass" in opening[4]
     commit(project, "reviewed")
+    # a second reviewer: fails one the first passed, passes one the first failed
+    passed_by_me = [row for row in checked if row["qid"] not in failed]
+    flipped = {passed_by_me[0]["qid"]: "b", checked[0]["qid"]: "pass"}
+    VerdictFile(project / "review/verdicts.jsonl").record(
+        *(
+            verdict_row(
+                row, flipped.get(row["qid"], verdicts_of_me(row, failed)), "", "you", "random"
+            )
+            for row in checked
+        )
+    )
+    assert stages_run(run(["dvc", "repro"], project)) == {"score", "audit"}
+    split = failed | {passed_by_me[0]["qid"]}  # review.disagreement: fail, the default
+    detail = json.loads((project / "metrics/detail.json").read_text())
+    assert detail["review"]["left_out"] == len(split)
+    review = json.loads((project / "metrics/audit.json").read_text())["review"]
+    [agreement] = review["agreement"]
+    assert (agreement["questions"], agreement["agreed"]) == (len(checked), len(checked) - 2)
+    assert review["labellers"]["you"]["passed"] == len(checked) - len(failed)  # one each way
+    report = (project / "reports/audit.md").read_text()
+    assert "### Where me and you disagree" in report
+    disagreements = report.split("### Where")[1].split("\n## ")[0]
+    assert sum(line.startswith("- **") for line in disagreements.splitlines()) == 2
+    edit_params(project, review={"disagreement": "pass"})
+    assert stages_run(run(["dvc", "repro"], project)) == {"score", "audit"}
+    detail = json.loads((project / "metrics/detail.json").read_text())
+    assert detail["review"]["left_out"] == len(failed - {checked[0]["qid"]})
+    edit_params(project, review={"disagreement": "fail"})
+    run(["dvc", "repro"], project)
     # verdict edits re-run the same two; leave_out_failed: false scores every question again
     edit_params(project, review={"leave_out_failed": False})
     assert stages_run(run(["dvc", "repro"], project)) == {"score"}
@@ -96,6 +126,10 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
     assert scores["dense"]["n_queries"] == len(rows)
     edit_params(project, review={"leave_out_failed": True})
     run(["dvc", "repro"], project)
+
+
+def verdicts_of_me(row: dict, failed: set[str]) -> str:
+    return "a" if row["qid"] in failed else "pass"
 
 
 def row_doc(project: Path, qid: str) -> str:

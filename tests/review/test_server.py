@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -17,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from goldenset.cli import main
-from goldenset.review.params import ReviewParams
-from goldenset.review.verdicts import read_verdicts
+from goldenset.core.params import ReviewParams
+from goldenset.corpus.verdicts import read_verdicts
 from tests.conftest import ROOT
-from tests.review.conftest import post, served, wait_for, write_project
+from tests.review.conftest import post, served, write_project
 from tests.review.test_page import toy_questions
 
 
@@ -71,35 +69,50 @@ def test_load_adds_a_labels_file(project, capsys):
     assert f"{bad}:1: failed 'c' is not one of a, b, both, nonsense" in capsys.readouterr().err
 
 
-def test_a_server_killed_while_writing_loses_no_verdict_it_confirmed(project):
+# The server, with os.replace made to kill the process on its Nth rename onto verdicts.jsonl:
+# the new file is whole on disk (written, flushed, fsynced) and not yet renamed into place.
+KILLED_AT_RENAME = """
+import os, signal, sys
+real, calls = os.replace, []
+def replace(source, target, *args, **kwargs):
+    if str(target).endswith("verdicts.jsonl"):
+        calls.append(target)
+        if len(calls) == int(sys.argv[1]):
+            os.kill(os.getpid(), signal.SIGKILL)
+    return real(source, target, *args, **kwargs)
+os.replace = replace
+from goldenset.cli import main
+sys.exit(main(["review", sys.argv[2], "--port", "0"]))
+"""
+
+
+def _review_server(project: Path, *before: str) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     server = subprocess.Popen(
-        [sys.executable, "-m", "goldenset", "review", str(project), "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
+        [sys.executable, *before, str(project)], stdout=subprocess.PIPE, text=True, env=env
     )
-    url = server.stdout.readline().split()[1]
-    confirmed: list[str] = []
+    return server, server.stdout.readline().split()[1]
 
-    def judge_all() -> None:
-        for i in range(60):
-            try:
-                post(url + "/api/verdict", {"qid": f"gs-{i:03d}", "kind": "pass"})
-            except OSError:
-                return
-            confirmed.append(f"gs-{i:03d}")
 
-    poster = threading.Thread(target=judge_all)
-    poster.start()
-    wait_for(lambda: len(confirmed) >= 20)
-    server.send_signal(signal.SIGKILL)
+def test_a_server_killed_between_writing_and_renaming_loses_no_verdict_it_confirmed(project):
+    server, url = _review_server(project, "-c", KILLED_AT_RENAME, "4")
+    for i in range(3):
+        post(url + "/api/verdict", {"qid": f"gs-{i:03d}", "kind": "pass"})
+    with pytest.raises(OSError):  # the fourth write dies between its two steps
+        post(url + "/api/verdict", {"qid": "gs-003", "kind": "a"})
     server.wait(10)
-    poster.join(10)
-    verdicts = read_verdicts(project / "review/verdicts.jsonl")
-    assert verdicts.problems == []
-    assert set(confirmed) <= set(verdicts.by_qid)
-    assert len(confirmed) < 60  # killed before the end
+    path = project / "review/verdicts.jsonl"
+    [written] = path.parent.glob(".verdicts.jsonl.*.tmp")  # whole, never renamed
+    assert len(read_verdicts(written).latest) == 4
+    verdicts = read_verdicts(path)
+    assert verdicts.problems == [] and set(verdicts.by_qid) == {"gs-000", "gs-001", "gs-002"}
+    server, url = _review_server(project, "-m", "goldenset", "review", "--port", "0")
+    try:  # the next server goes on from the file as it was
+        post(url + "/api/verdict", {"qid": "gs-003", "kind": "a"})
+    finally:
+        server.kill()
+        server.wait(10)
+    assert set(read_verdicts(path).by_qid) == {"gs-000", "gs-001", "gs-002", "gs-003"}
 
 
 def test_a_refit_with_too_few_of_a_kind_writes_no_judge(project, capsys):

@@ -1,4 +1,5 @@
-"""The verdict file: labels/*.jsonl's schema, malformed lines named and kept, atomic writes."""
+"""The verdict file: labels/*.jsonl's schema, malformed lines named and kept, atomic writes, one
+verdict per question and labeller, undo through the file, and two labellers' agreement."""
 
 from __future__ import annotations
 
@@ -7,16 +8,13 @@ import math
 import multiprocessing
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.review.verdicts import (
-    VerdictFile,
-    parse_verdicts,
-    pass_share,
-    read_verdicts,
-    verdict_row,
-)
+from goldenset.core.params import ReviewParams
+from goldenset.corpus.verdicts import parse_verdicts, pass_share, read_verdicts
+from goldenset.review.verdicts import VerdictFile, agreements, verdict_row
 from tests.conftest import ROOT
 
 QUERY = {"qid": "gs-1", "doc_id": "7", "question": "Q?", "form": "question", "evidence": "E."}
@@ -60,13 +58,58 @@ def test_malformed_lines_are_named_by_file_and_line_and_kept(tmp_path):
     assert set(after.by_qid) == {"gs-1", "gs-3"} and len(after.problems) == 2
 
 
-def test_record_replaces_a_verdict_and_remove_takes_it_back(tmp_path):
+def test_a_change_is_a_new_line_and_undo_takes_back_the_last_one(tmp_path):
     file = VerdictFile(tmp_path / "review" / "verdicts.jsonl")
     file.record(verdict_row(QUERY, "pass", "", "me", "random"))
+    file.record(verdict_row({**QUERY, "qid": "gs-2"}, "a", "", "me", "random"))
     again = file.record(verdict_row(QUERY, "both", "no", "me", "random"))
-    assert len(again.lines) == 1 and again.by_qid["gs-1"]["failed"] == "both"
-    assert file.remove("gs-1").by_qid == {}
-    assert file.remove("gs-1").by_qid == {}  # nothing to undo
+    assert len(again.lines) == 3 and again.of("me")["gs-1"]["failed"] == "both"
+    assert len(file.record(verdict_row(QUERY, "both", "no", "me", "random")).lines) == 3  # same
+    # a new reader, as after a reload: the file alone knows what came before
+    undone, qid = VerdictFile(file.path).undo("me")
+    assert qid == "gs-1" and undone.of("me")["gs-1"]["verdict"] == "pass"  # the one before
+    assert VerdictFile(file.path).undo("me")[1] == "gs-2"
+    undone, qid = VerdictFile(file.path).undo("me")
+    assert qid == "gs-1" and undone.latest == {}  # none before it: removed
+    assert VerdictFile(file.path).undo("me") == (undone, None)  # nothing to undo
+
+
+def test_two_labellers_verdicts_on_one_question_both_stand_and_undo_is_each_ones_own(tmp_path):
+    file = VerdictFile(tmp_path / "verdicts.jsonl")
+    file.record(verdict_row(QUERY, "pass", "", "ann", "random"))
+    both = file.record(verdict_row(QUERY, "b", "vague", "bob", "random"))
+    assert both.labellers() == ["ann", "bob"] and len(both.by_qid["gs-1"]) == 2
+    assert both.failed("fail") == {"gs-1"} and both.failed("pass") == set()
+    assert both.decided("pass")["gs-1"]["labeller"] == "ann"
+    after, qid = file.undo("ann")
+    assert qid == "gs-1" and after.labellers() == ["bob"]
+
+
+def _verdicts(pairs: list[tuple[str, str]]):
+    """Two labellers' verdicts, question by question: ("pass" or a failure kind) pairs."""
+    rows = [
+        verdict_row({**QUERY, "qid": f"gs-{i}"}, kind, "", who, "random")
+        for i, pair in enumerate(pairs)
+        for who, kind in zip(("ann", "bob"), pair, strict=True)
+    ]
+    return parse_verdicts("\n".join(json.dumps(row) for row in rows), "f")
+
+
+def test_agreement_and_kappa_are_the_hand_computation():
+    # 10 questions: both pass 3, both fail 4 (kinds may differ: a fail is a fail), ann pass and
+    # bob fail 2, ann fail and bob pass 1
+    pairs = [("pass", "pass")] * 3 + [("a", "b"), ("a", "a"), ("both", "a"), ("nonsense", "b")]
+    pairs += [("pass", "a"), ("pass", "b"), ("b", "pass")]
+    [found] = agreements(_verdicts(pairs))
+    assert (found.labellers, found.questions, found.agreed) == (("ann", "bob"), 10, 7)
+    # by hand: observed 7/10; ann passes 5/10, bob passes 4/10; chance .5*.4 + .5*.6 = .5
+    assert found.kappa == pytest.approx((0.7 - 0.5) / (1 - 0.5), abs=1e-12)
+    assert [first["qid"] for first, _ in found.split] == ["gs-7", "gs-8", "gs-9"]
+    assert found.line() == (
+        "ann and bob agree on 7 of the 10 questions both judged (70%), Cohen's kappa 0.40"
+    )
+    [unanimous] = agreements(_verdicts([("pass", "pass")] * 4))
+    assert unanimous.kappa is None and unanimous.agreed == 4  # chance agreement is total
 
 
 def _record_many(path: str, start: int) -> None:
@@ -105,7 +148,7 @@ def test_parse_verdicts_reads_a_byte_order_mark_and_a_later_line_wins():
     first = json.dumps(verdict_row(QUERY, "pass", "", "me", "random"))
     second = json.dumps(verdict_row(QUERY, "a", "", "me", "random"))
     verdicts = parse_verdicts(f"\ufeff{first}\n{second}\n", "f")
-    assert verdicts.by_qid["gs-1"]["failed"] == "a" and not verdicts.problems
+    assert verdicts.of("me")["gs-1"]["failed"] == "a" and not verdicts.problems
 
 
 def test_the_lock_beside_the_verdicts_is_ignored_by_git_here_and_in_an_initialised_repository(
@@ -129,3 +172,38 @@ def test_the_lock_beside_the_verdicts_is_ignored_by_git_here_and_in_an_initialis
             ["git", "check-ignore", "-q", str(lock.relative_to(tmp_path))], cwd=tmp_path
         )
         assert checked.returncode == 0, top
+
+
+def test_two_blind_labellers_on_the_shipped_set_agree_as_counted_by_hand():
+    """labels/blind_round52/shipped_verdicts.jsonl: two blind labellers on the same 60 questions
+    of the shipped golden set, in the verdict format; the audit's figures against a count."""
+    from goldenset.review.pipeline import review_metrics
+
+    path = ROOT / "labels/blind_round52/shipped_verdicts.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    a, b = sorted({row["labeller"] for row in rows})
+    passed = {(row["qid"], row["labeller"]): row["verdict"] == "pass" for row in rows}
+    qids = sorted({row["qid"] for row in rows})
+    cells = {
+        (x, y): sum(passed[qid, a] == x and passed[qid, b] == y for qid in qids)
+        for x in (True, False)
+        for y in (True, False)
+    }
+    n = len(qids)
+    observed = (cells[True, True] + cells[False, False]) / n
+    a_pass = (cells[True, True] + cells[True, False]) / n
+    b_pass = (cells[True, True] + cells[False, True]) / n
+    chance = a_pass * b_pass + (1 - a_pass) * (1 - b_pass)
+    kappa = (observed - chance) / (1 - chance)
+    verdicts = read_verdicts(path)
+    metrics = review_metrics(verdicts, set(qids), set(), pd.Series(dtype=float), ReviewParams())
+    [agreement] = metrics.metrics["agreement"]
+    assert agreement == {
+        "labellers": [a, b],
+        "questions": 60,
+        "agreed": cells[True, True] + cells[False, False],
+        "share": round(observed, 4),
+        "kappa": round(kappa, 4),
+    }
+    assert metrics.agreements[0].kappa == pytest.approx(kappa, abs=1e-12)
+    assert (agreement["agreed"], agreement["kappa"]) == (58, 0.9207)  # as the closing note says

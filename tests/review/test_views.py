@@ -9,22 +9,22 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from goldenset.core.params import ReviewParams
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet
+from goldenset.corpus.verdicts import Verdicts
 from goldenset.judge.model import WEIGHTS, judge_weights
-from goldenset.review.params import ReviewParams
-from goldenset.review.pipeline import (
-    judge_against_person,
-    person_estimate,
-    scored_counts,
-)
+from goldenset.review.pipeline import judge_against_person, person_estimate
 from goldenset.review.queue import review_order
-from goldenset.review.verdicts import Verdicts, verdict_row
+from goldenset.review.verdicts import verdict_row
 from goldenset.review.views import Document, marked, missed, query_view, ranked_view
 from goldenset.scoring.inputs import ScoreInputs, without_questions
+from goldenset.scoring.reviewed import Reviewed, scored_counts
 
 
 def verdicts_of(kinds: dict[str, str], drawn: str = "random") -> Verdicts:
-    rows = {qid: verdict_row({"qid": qid}, kind, "", "me", drawn) for qid, kind in kinds.items()}
+    rows = {
+        (qid, "me"): verdict_row({"qid": qid}, kind, "", "me", drawn) for qid, kind in kinds.items()
+    }
     return Verdicts(rows, list(rows.values()))
 
 
@@ -131,7 +131,7 @@ def test_failed_questions_leave_the_golden_set_only():
 
 def test_scored_counts_say_what_a_person_checked():
     verdicts = verdicts_of({"a": "pass", "b": "a", "x": "pass"})
-    counts = scored_counts(["a", "b", "c"], verdicts, verdicts.failed())
+    counts = scored_counts(["a", "b", "c"], Reviewed(verdicts, frozenset(verdicts.failed("fail"))))
     assert counts == {
         "questions": 3,
         "checked": 2,
@@ -144,11 +144,23 @@ def test_scored_counts_say_what_a_person_checked():
 def test_the_persons_share_counts_random_draws_of_this_set_only():
     params = ReviewParams(min_verdicts=3)
     verdicts = verdicts_of({"a": "pass", "b": "b", "c": "pass", "gone": "pass"})
-    verdicts.by_qid["c"]["drawn"] = "least_sure"
-    share = person_estimate(verdicts, {"a", "b", "c"}, params)
+    verdicts.latest["c", "me"]["drawn"] = "least_sure"
+    share = person_estimate(verdicts, {"a", "b", "c"}, set(), params)
     assert (share["checked"], share["passed"], share["enough"]) == (2, 1, False)
     more = verdicts_of({"a": "pass", "b": "b", "d": "pass"})
-    assert person_estimate(more, {"a", "b", "d"}, params)["enough"]
+    assert person_estimate(more, {"a", "b", "d"}, set(), params)["enough"]
+
+
+def test_a_failed_question_asked_again_still_counts_as_first_drawn_and_now_is_reported_apart():
+    """The tutorial's loop: 10 drawn at random, 4 failed and asked again (new qids, unjudged)."""
+    params = ReviewParams(min_verdicts=3)
+    kinds = {f"q{i}": "pass" for i in range(6)} | {f"f{i}": "a" for i in range(4)}
+    before = person_estimate(verdicts_of(kinds), set(kinds), set(), params)
+    assert (before["checked"], before["passed"]) == (10, 6) and "now" not in before
+    golden_now = {f"q{i}" for i in range(6)} | {f"new{i}" for i in range(4)}
+    after = person_estimate(verdicts_of(kinds), golden_now, {f"f{i}" for i in range(4)}, params)
+    assert {key: after[key] for key in before} == before  # the same share as before
+    assert (after["replaced"], after["now"]["checked"], after["now"]["passed"]) == (4, 6, 6)
 
 
 def test_the_judge_is_ranked_against_the_person():
@@ -157,13 +169,14 @@ def test_the_judge_is_ranked_against_the_person():
     probabilities = pd.Series(rng.random(40), index=qids)
     kinds = {qid: ("pass" if rng.random() < p else "a") for qid, p in probabilities.items()}
     verdicts = verdicts_of(kinds)
-    found = judge_against_person(probabilities.iloc[:30], verdicts)
+    found = judge_against_person(probabilities.iloc[:30], verdicts, ReviewParams())
     passed = [kinds[qid] == "pass" for qid in qids[:30]]
     assert found == {
         "questions": 30,
         "auc": round(roc_auc_score(passed, probabilities.iloc[:30]), 4),
     }
-    assert judge_against_person(probabilities, verdicts_of({"q1": "pass"}))["auc"] is None
+    one_way = verdicts_of({"q1": "pass"})
+    assert judge_against_person(probabilities, one_way, ReviewParams())["auc"] is None
 
 
 def test_the_audit_reads_the_judge_refitted_with_the_teams_verdicts_once_it_exists(tmp_path):

@@ -26,6 +26,7 @@ from goldenset.core.echo import WindowIndex, echo, overlap
 from goldenset.core.params import AuditParams
 from goldenset.core.stats import bootstrap_interval
 from goldenset.corpus.querysets import QuerySet, references
+from goldenset.corpus.verdicts import share_line
 from goldenset.judge.model import CRITERIA, TRUSTED_AUC
 from goldenset.metrics.chance import chance_levels
 
@@ -361,16 +362,18 @@ def _acceptance_flags(metrics: dict, params: AuditParams) -> list[str]:
     ]
 
 
-def render_report(audit: Audit, params: AuditParams) -> str:
-    """Markdown a person reads: the figures, the flags, the worst echoes, the duplicates, and a
+def render_report(audit: Audit, params: AuditParams, review: Sequence[str] = ()) -> str:
+    """Markdown a person reads: the verdict in one look, the figures, the flags, people's review
+    (`review`: its lines, goldenset.review.pipeline), the worst echoes, the duplicates, and a
     seeded random sample of questions with their evidence."""
     q = audit.questions
-    lines = ["# Golden set audit", "", "## Figures", "", "| measure | value |", "|---|---|"]
+    lines = ["# Golden set audit", "", *opening(audit), "", "## Figures", ""]
+    lines += ["| measure | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in _flatten(audit.metrics)]
     lines += ["", "## Flags", ""]
     lines += [f"- {flag}" for flag in audit.flags] or ["None."]
-    if "review" in audit.metrics:
-        lines += ["", "## A person's review", "", *_review_lines(audit.metrics)]
+    if review:
+        lines += ["", "## People's review", "", *review]
     lines += ["", f"## Worst echoes (top {params.sample_size} by echo)", ""]
     worst = q.sort_values(["echo", "overlap_evidence", "qid"], ascending=[False, False, True])
     lines += _question_blocks(worst.head(params.sample_size))
@@ -394,28 +397,58 @@ def render_report(audit: Audit, params: AuditParams) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _review_lines(metrics: dict) -> list[str]:
-    """The person's pass share beside the judge's estimate, and the judge ranked against the
-    person on this corpus."""
-    person, against = metrics["review"]["person"], metrics["review"]["judge_against_person"]
-    lines = [
-        f"- a person: {person['passed']} of {person['checked']} questions drawn at random pass, "
-        f"{person['estimate']:.0%} [{person['low']:.0%}, {person['high']:.0%}]"
-        if person["checked"]
-        else "- a person: no verdict on a question drawn at random yet"
-    ]
-    passing = metrics.get("judge", {}).get("pass")
-    if passing:
+OPENING_WIDTH = 100  # characters a line of the opening takes at most
+OPENING_FLAGS = 10  # flags the opening names, each on one line
+
+
+def opening(audit: Audit) -> list[str]:
+    """The audit's verdict in one look, before its figures: the people's pass share, their
+    agreement, the judge's estimate and the flags, each on one line (the flags cut short: they
+    are whole under Flags)."""
+    m = audit.metrics
+    lines = [f"**In one look:** {m['questions']} questions.", ""]
+    lines += _person_lines(m.get("review"))
+    passing = m.get("judge", {}).get("pass")
+    if passing and passing["estimate"] is not None:
+        trust = "trusted" if passing["trusted"] else "not trusted"
         lines.append(
-            f"- the judge: an estimated {passing['estimate']:.0%} [{passing['low']:.0%}, "
-            f"{passing['high']:.0%}] on its sample of {metrics['judge']['judged']}"
+            f"- the judge: {passing['estimate']:.0%} [{passing['low']:.0%}, "
+            f"{passing['high']:.0%}] would pass (held-out ROC AUC {passing['auc']:.2f}, {trust})"
         )
-    if against["auc"] is not None:
+    flags = audit.flags
+    lines.append(f"- flags: {len(flags)}" + (":" if flags else ""))
+    lines += [_cut(f"  - {flag}") for flag in flags[:OPENING_FLAGS]]
+    if len(flags) > OPENING_FLAGS:
+        lines.append(f"  - and {len(flags) - OPENING_FLAGS} more, under Flags")
+    return lines
+
+
+def _person_lines(review: dict | None) -> list[str]:
+    if review is None:
+        return ["- a person: no verdict yet (`goldenset review`)"]
+    person = review["person"]
+    if not person["checked"]:
+        return ["- a person: no verdict on a question drawn at random yet"]
+    lines = [f"- a person, on questions drawn at random: {share_line(person)}"]
+    if "now" in person:
         lines.append(
-            f"- the judge's P(pass) against the person's verdicts on the {against['questions']} "
-            f"questions both read: ROC AUC {against['auc']:.2f} on this corpus"
+            f"  - of the set as it is now ({person['replaced']} failed asked again): "
+            f"{share_line(person['now'])}"
+        )
+    for agreement in review.get("agreement", []):
+        kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.2f}"
+        lines.append(
+            _cut(
+                f"- agreement: {agreement['agreed']} of {agreement['questions']} "
+                f"({agreement['share']:.0%}), Cohen's kappa {kappa}: "
+                + " and ".join(agreement["labellers"])
+            )
         )
     return lines
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= OPENING_WIDTH else line[: OPENING_WIDTH - 1] + "…"
 
 
 def _question_blocks(rows: pd.DataFrame) -> list[str]:

@@ -7,7 +7,7 @@ import re
 from pydantic import Field, model_validator
 
 from goldenset.chunking.params import ChunkParams
-from goldenset.core.params import EmbedParams, Section, StageParams
+from goldenset.core.params import EmbedParams, ReviewParams, Section, StageParams
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.scoring.retrievers import RETRIEVERS
@@ -80,4 +80,5 @@ class CalibrateCommand(StageParams):
     embed: EmbedParams = Field(default_factory=EmbedParams)
     score: ScoreParams = Field(default_factory=ScoreParams)
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
+    review: ReviewParams = Field(default_factory=ReviewParams)  # what people failed: left out
     calibrate: CalibrateParams | None = None

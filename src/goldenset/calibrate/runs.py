@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from itertools import product
 from pathlib import Path
 
@@ -42,8 +42,8 @@ from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.embedding.cache import EmbeddingCache, cache_key
 from goldenset.embedding.encoder import model_identity
 from goldenset.embedding.sets import embed_sets
-from goldenset.scoring.configuration import score_inputs, write_score_outputs
-from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, ScoreInputs, read_upstream
+from goldenset.scoring.configuration import read_project_upstream, score_inputs, write_score_outputs
+from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, ScoreInputs
 from goldenset.scoring.outputs import ScoreOutputs
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
@@ -175,11 +175,10 @@ def run_configurations(
     params: CalibrateCommand,
     workdir: Path | None,
     progress: Callable[[str], None],
-    left_out: Collection[str] = frozenset(),
 ) -> tuple[pd.DataFrame, list[Configuration], list[str]]:
     """Per-question rows of every configuration (a `configuration` column added), the
-    configurations in order, and the view metrics that score.headline refuses. left_out: the
-    golden set's questions a person failed, left out as the score stage leaves them out."""
+    configurations in order, and the view metrics that score.headline refuses; the golden set's
+    questions a person failed are left out, read as the score stage reads them."""
     settings = params.calibrate
     assert settings is not None
     needed = [metric for view in views_of(settings) for metric in view.metrics()]
@@ -193,11 +192,13 @@ def run_configurations(
     stage_cache = (project / params.embed.cache_dir).resolve()
     cache_dir = str(stage_cache.parent / CALIBRATE_CACHE)
     check_upstream(project)
-    documents, query_sets = read_upstream(project)
-    query_sets = {
-        name: found.without(left_out) if found.entry.golden else found
-        for name, found in query_sets.items()
-    }
+    upstream = read_project_upstream(params.review, project)
+    documents, query_sets = upstream.documents, upstream.query_sets
+    if upstream.reviewed.failed:
+        progress(
+            f"calibrate: {len(upstream.reviewed.failed)} questions a person failed left out, "
+            "as score does"
+        )
     params = anchored(params, project)
     frames, configurations = [], []
     chunkings, models = grid(params)
@@ -325,11 +326,9 @@ def _absent(qualified: str, refused: list[str]) -> str:
     return "no values in the results"
 
 
-def calibrate(
-    project: Path, workdir: Path | None = None, left_out: Collection[str] = frozenset()
-) -> Calibration:
-    """Every figure of `goldenset calibrate` for a project, less the golden set's questions of
-    `left_out` (those a person failed: the CLI reads them as the score stage does)."""
+def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
+    """Every figure of `goldenset calibrate` for a project, less the golden set's questions a
+    person failed (goldenset.scoring.configuration.read_project_upstream, as score reads them)."""
     project = project.resolve()
     params = load_stage_params(CalibrateCommand, project / "params.yaml")
     if params.calibrate is None:
@@ -344,11 +343,7 @@ def calibrate(
         print(line, file=sys.stderr, flush=True)
 
     logging.getLogger("goldenset").setLevel(logging.WARNING)
-    if left_out:
-        progress(f"calibrate: {len(left_out)} questions a person failed left out, as score does")
-    results, configurations, refused = run_configurations(
-        project, params, workdir, progress, left_out
-    )
+    results, configurations, refused = run_configurations(project, params, workdir, progress)
     views, skipped = usable_views(results, settings, refused)
     for line in skipped:
         progress(line)

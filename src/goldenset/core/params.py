@@ -91,6 +91,39 @@ class AuditParams(Section):
     cache_dir: str = "cache/judge"  # the reader's readings (a DVC output of audit)
 
 
+Disagreement = Literal["fail", "pass"]  # what a question one person failed and another passed is
+VERDICTS_FILE = "verdicts.jsonl"  # in review.folder
+JUDGE_FILE = "judge.json"  # in review.folder: the judge `goldenset review --refit` fits
+
+
+class ReviewParams(Section):
+    """The `review:` section: where people's verdicts live, and what the pipeline does with them
+    (score leaves failed queries out, the audit sets the people's pass share beside the judge's
+    estimate)."""
+
+    folder: str = Field("review", description="verdicts.jsonl, git-tracked: a dep of score, audit")
+    leave_out_failed: bool = Field(True, description="score: a query a person failed is not scored")
+    disagreement: Disagreement = Field(
+        "fail",
+        description="a query one person failed and another passed counts as this in score, the "
+        "audit's share and --refit (fail: left out of the scores)",
+    )
+    sample: int = Field(30, ge=0, description="the page's seeded random sample, before the rest")
+    seed: int = 0
+    min_verdicts: int = Field(
+        30, ge=1, description="random-sample verdicts from which the person's share sets the flag"
+    )
+
+    @property
+    def verdicts_path(self) -> Path:
+        return Path(self.folder) / VERDICTS_FILE
+
+    @property
+    def judge_path(self) -> Path:
+        """The judge refitted with the team's verdicts, which the audit reads when it exists."""
+        return Path(self.folder) / JUDGE_FILE
+
+
 ExampleQueries = Annotated[
     str | list[str] | None,
     Field(description="real queries shown as style examples: a BEIR queries.jsonl or texts"),

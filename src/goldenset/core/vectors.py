@@ -25,12 +25,25 @@ def write_vectors(folder: str | Path, name: str, ids: list[str], vectors: np.nda
 
 def read_vectors(folder: str | Path, name: str, expected_ids: list[str]) -> np.ndarray:
     """The vectors of `name`, checked to belong to expected_ids in that order."""
-    folder = Path(folder)
-    try:
-        ids = json.loads((folder / f"{name}.ids.json").read_text(encoding="utf-8"))
-        vectors = np.load(folder / f"{name}.npy")
-    except FileNotFoundError:
-        raise GoldensetError(f"{folder}: no {name} vectors; run `dvc repro embed`") from None
+    ids, vectors = _stored(Path(folder), name)
     if ids != list(expected_ids):
         raise GoldensetError(f"{folder}/{name}.npy is stale; run `dvc repro embed`")
     return vectors
+
+
+def read_vectors_of(folder: str | Path, name: str, wanted: list[str]) -> np.ndarray:
+    """The vectors of `name` of the ids `wanted`, some of those stored (the golden set less the
+    questions people failed), in their order."""
+    ids, vectors = _stored(Path(folder), name)
+    row = {found: at for at, found in enumerate(ids)}
+    if any(found not in row for found in wanted):
+        raise GoldensetError(f"{folder}/{name}.npy is stale; run `dvc repro embed`")
+    return vectors[[row[found] for found in wanted]]
+
+
+def _stored(folder: Path, name: str) -> tuple[list[str], np.ndarray]:
+    try:
+        ids = json.loads((folder / f"{name}.ids.json").read_text(encoding="utf-8"))
+        return ids, np.load(folder / f"{name}.npy")
+    except FileNotFoundError:
+        raise GoldensetError(f"{folder}: no {name} vectors; run `dvc repro embed`") from None

@@ -18,6 +18,7 @@ import pandas as pd
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
+from goldenset.corpus.verdicts import parse_verdicts
 
 GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
 QUERY_COLUMNS = ["qid", "text"]
@@ -189,22 +190,40 @@ REFUSED_BECAUSE = {
 def read_refused(value: str | None) -> Refused:
     """generate.failed_queries: (doc_id, evidence sentence) -> the (query, why) pairs a person
     failed for that sentence, from a verdict file in examples/ (labels/*.jsonl's schema)."""
-    if value is None:
-        return {}
-    path = in_examples(Path(value), "generate.failed_queries", "a verdict file, or null")
     refused: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for row in read_jsonl(
-        path,
-        lambda row, _: row if row["verdict"] in ("pass", "fail") else row["no verdict"],
-        lambda number: (
-            f"generate.failed_queries: {path} line {number} is not a verdict "
-            "(labels/*.jsonl's schema: `goldenset review` writes them)"
-        ),
-    ):
-        if row["verdict"] == "fail":
-            key = (str(row["doc_id"]), str(row["evidence"]).strip())
-            refused.setdefault(key, []).append((row["question"], REFUSED_BECAUSE[row["failed"]]))
+    for row in _failed_rows(value):
+        refused.setdefault(sentence_of(row), []).append(
+            (row["question"], REFUSED_BECAUSE[row["failed"]])
+        )
     return refused
+
+
+def refused_qids(value: str | None, asked_again: Iterable[tuple[str, str]]) -> list[str]:
+    """The failed queries of generate.failed_queries whose sentences (doc_id, evidence) a run
+    asked again: the person's share counts their verdicts as the set was first drawn."""
+    sentences = set(asked_again)
+    return sorted({row["qid"] for row in _failed_rows(value) if sentence_of(row) in sentences})
+
+
+def sentence_of(row: dict) -> tuple[str, str]:
+    return str(row["doc_id"]), str(row["evidence"]).strip()
+
+
+def _failed_rows(value: str | None) -> list[dict]:
+    """The latest failing verdicts of the verdict file generate.failed_queries names."""
+    if value is None:
+        return []
+    path = in_examples(Path(value), "generate.failed_queries", "a verdict file, or null")
+    try:
+        verdicts = parse_verdicts(path.read_text(encoding="utf-8"), str(path))
+    except FileNotFoundError:
+        raise GoldensetError(f"generate.failed_queries: {path} not found") from None
+    if verdicts.problems:
+        raise GoldensetError(
+            f"generate.failed_queries: {verdicts.problems[0]} (a verdict file: "
+            "`goldenset review` writes them)"
+        )
+    return [row for row in verdicts.latest.values() if row["verdict"] == "fail"]
 
 
 def in_examples(path: Path, param: str, expected: str) -> Path:

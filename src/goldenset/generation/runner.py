@@ -116,6 +116,7 @@ def run_generation(
     rows, rejects = collect(session, passages, outcomes, stats, documents)
     stats.count_spending(session.budget)
     stats.measured = session.measured
+    stats.asked_again = session.asked_again
     # the next run's estimate starts from the rates this one measured
     workers = min(request_slots(session), len(passages))
     record = run_record(stats, workers, timed=not params.batch)

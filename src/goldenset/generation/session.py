@@ -139,6 +139,7 @@ class Session:
     ) -> None:
         self.params = params
         self.refused = refused or {}  # what a person failed, by (doc_id, evidence sentence)
+        self.asked_again: set[tuple[str, str]] = set()  # those of them this run asked
         self.aims = aims  # the example queries' echoes a question's aim is drawn from (aim.py)
         chosen = params.form
         self.form = FORMS[users_form(example_queries) if chosen == "auto" else chosen]
@@ -194,7 +195,10 @@ class Session:
 
     def refused_for(self, passage: Passage, target: tuple[int, int]) -> list[tuple[str, str]]:
         """A person's failed queries for this sentence, with why (generate.failed_queries)."""
-        return self.refused.get((passage.doc_id, passage.text[slice(*target)].strip()), [])
+        sentence = (passage.doc_id, passage.text[slice(*target)].strip())
+        if sentence in self.refused:
+            self.asked_again.add(sentence)
+        return self.refused.get(sentence, [])
 
     def messages(
         self,

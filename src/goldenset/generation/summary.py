@@ -58,6 +58,8 @@ class GenerationStats:
     wall_s: float = 0.0
     ask_s: float = 0.0  # the walk that asks the LLM: what a request's seconds are measured by
     measured: Measured | None = None  # per-request figures where the requests ran
+    # (doc_id, evidence sentence) of generate.failed_queries that this run asked again
+    asked_again: set[tuple[str, str]] = field(default_factory=set)
 
     def count_spending(self, budget: Budget) -> None:
         """What the run paid for, and whether generate.max_usd stopped it."""

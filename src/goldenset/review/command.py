@@ -9,8 +9,7 @@ import webbrowser
 from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.params import StageParams, load_stage_params
-from goldenset.review.params import ReviewParams
+from goldenset.core.params import ReviewParams, StageParams, load_stage_params
 from goldenset.review.server import Project, serve
 from goldenset.review.verdicts import parse_verdicts
 
@@ -21,11 +20,11 @@ class ReviewCommand(StageParams):
     review: ReviewParams = ReviewParams()
 
 
-def project_at(directory: Path, labeller: str | None) -> Project:
+def project_at(directory: Path, labeller: str | None, blind: bool = False) -> Project:
     if not (directory / "params.yaml").is_file():
         raise GoldensetError(f"{directory} holds no params.yaml: name the pipeline's folder")
     params = load_stage_params(ReviewCommand, directory / "params.yaml").review
-    return Project(directory, params, labeller or _git_user(directory))
+    return Project(directory, params, labeller or _git_user(directory), blind)
 
 
 def _git_user(directory: Path) -> str:
@@ -37,24 +36,24 @@ def _git_user(directory: Path) -> str:
 
 
 def load_verdicts(project: Project, source: Path) -> str:
-    """Add a labels file's verdicts (a query's later line wins) to the verdict file; the line
-    says how many are of this golden set's queries."""
+    """Add a labels file's verdicts (a later line of a query and labeller wins) to the verdict
+    file; the line says how many are of this golden set's queries."""
     try:
         loaded = parse_verdicts(source.read_text(encoding="utf-8"), str(source))
     except FileNotFoundError:
         raise GoldensetError(f"{source} not found") from None
     loaded.check()
-    project.verdict_file.record(*loaded.by_qid.values())
-    ours = sum(qid in project.queries for qid in loaded.by_qid)
+    project.verdict_file.record(*loaded.latest.values())
+    ours = sum(qid in project.queries for qid, _ in loaded.latest)
     return (
-        f"loaded {len(loaded.by_qid)} verdicts ({ours} of this golden set's questions) "
+        f"loaded {len(loaded.latest)} verdicts ({ours} of this golden set's questions) "
         f"into {project.params.verdicts_path}"
     )
 
 
 def refit_judge(project: Project) -> str:
-    """The judge refitted with the project's verdicts (goldenset.judge.refit), written where the
-    audit reads it; the report."""
+    """The judge refitted with the project's verdicts, one a question (review.disagreement), by
+    goldenset.judge.refit, written where the audit reads it; the report."""
     import pandas as pd
 
     from goldenset.core.paths import DOCUMENTS
@@ -64,7 +63,8 @@ def refit_judge(project: Project) -> str:
     verdicts.check()
     documents = pd.read_parquet(project.root / DOCUMENTS, columns=["doc_id", "text"])
     out = project.root / project.params.judge_path
-    return refit_with(list(verdicts.by_qid.values()), documents, out)
+    decided = verdicts.decided(project.params.disagreement)
+    return refit_with(list(decided.values()), documents, out)
 
 
 DEFAULT_PORT = 8765

@@ -1,65 +1,74 @@
-"""What the stages do with a person's verdicts: score leaves out the questions a person failed
-and counts what it scored that a person checked; the audit sets the person's pass share beside
-the judge's estimate, and ranks the judge against the person (ROC AUC on this corpus)."""
+"""What the audit does with people's verdicts: it sets their pass share (as the set was first
+drawn, and as it is now) beside the judge's estimate, reports each labeller's share and their
+agreement, and ranks the judge against them (ROC AUC on this corpus). What score does with them
+is goldenset.scoring.reviewed's."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from goldenset.review.params import ReviewParams
-from goldenset.review.verdicts import Verdicts, pass_share, read_verdicts
+from goldenset.core.params import ReviewParams
+from goldenset.corpus.verdicts import Verdicts, labeller_of, pass_share, share_line
+from goldenset.review.verdicts import Agreement, agreements
+from goldenset.scoring.reviewed import read_reviewed
 
 
 def read_review(params: ReviewParams) -> Verdicts:
     """The verdict file of review.folder, checked: a malformed line stops the stage."""
-    verdicts = read_verdicts(params.verdicts_path)
-    verdicts.check()
-    return verdicts
+    return read_reviewed(params).verdicts
 
 
-def left_out(verdicts: Verdicts, params: ReviewParams) -> set[str]:
-    return verdicts.failed() if params.leave_out_failed else set()
+def drawn_at_random(rows: dict[str, dict], qids: set[str]) -> list[dict]:
+    """The verdicts of `qids` given to the seeded random sample."""
+    return [row for qid, row in rows.items() if qid in qids and row.get("drawn") != "least_sure"]
 
 
-def scored_counts(golden_qids: list[str], verdicts: Verdicts, failed: set[str]) -> dict:
-    """How the person's verdicts met the golden set: questions, checked, left out, and of the
-    questions scored, how many a person checked (and passed)."""
-    checked = [qid for qid in golden_qids if qid in verdicts.by_qid]
-    scored = [qid for qid in golden_qids if qid not in failed]
-    return {
-        "questions": len(golden_qids),
-        "checked": len(checked),
-        "left_out": len(golden_qids) - len(scored),
-        "scored": len(scored),
-        "scored_checked": sum(qid in verdicts.by_qid for qid in scored),
-    }
-
-
-def scored_line(counts: dict) -> str:
-    return (
-        "review: {checked} of the golden set's {questions} questions checked by a person, "
-        "{left_out} failed and left out; {scored} scored, {scored_checked} of them checked"
-    ).format(**counts)
-
-
-def person_estimate(verdicts: Verdicts, golden_qids: set[str], params: ReviewParams) -> dict:
-    """The person's pass share over the random-sample verdicts of this golden set, with its
-    interval, and whether there are enough of them (review.min_verdicts) to set the flag."""
-    share = pass_share([row for row in verdicts.drawn_at_random() if row["qid"] in golden_qids])
+def person_estimate(
+    verdicts: Verdicts, golden_qids: set[str], reasked: set[str], params: ReviewParams
+) -> dict:
+    """The people's pass share over the random sample as it was first drawn: the verdicts of
+    this golden set's questions and of those a person failed that generate asked again
+    (reasked; their new questions start unjudged), one verdict a question
+    (review.disagreement). With its interval, whether there are enough verdicts to set the flag
+    (review.min_verdicts), and, when questions were replaced, the share of the set as it is now
+    (random verdicts of questions still in it: higher, as only the failed ones left)."""
+    decided = verdicts.decided(params.disagreement)
+    share = pass_share(drawn_at_random(decided, golden_qids | reasked))
     enough = {"min_verdicts": params.min_verdicts}
     if share is None:
         return {"checked": 0, "enough": False, **enough}
-    return {**share.as_dict(), "enough": share.checked >= params.min_verdicts, **enough}
+    found = {**share.as_dict(), "enough": share.checked >= params.min_verdicts, **enough}
+    replaced = len(drawn_at_random(decided, reasked - golden_qids))
+    if replaced:
+        now = pass_share(drawn_at_random(decided, golden_qids))
+        found["replaced"] = replaced
+        found["now"] = now.as_dict() if now else {"checked": 0}
+    return found
 
 
-def judge_against_person(probabilities: pd.Series, verdicts: Verdicts) -> dict:
-    """ROC AUC of the judge's P(pass) against the person's verdicts on the questions both read
-    (None when those verdicts are all one way)."""
+def labeller_estimates(verdicts: Verdicts, qids: set[str]) -> dict[str, dict]:
+    """Each labeller's own pass share on the random sample (as first drawn)."""
+    found = {}
+    for labeller in verdicts.labellers():
+        share = pass_share(drawn_at_random(verdicts.of(labeller), qids))
+        if share is not None:
+            found[labeller] = share.as_dict()
+    return found
+
+
+def judge_against_person(
+    probabilities: pd.Series, verdicts: Verdicts, params: ReviewParams
+) -> dict:
+    """ROC AUC of the judge's P(pass) against the people's verdicts (one a question,
+    review.disagreement) on the questions both read (None when those are all one way)."""
     from sklearn.metrics import roc_auc_score
 
-    both = [qid for qid in probabilities.index if qid in verdicts.by_qid]
-    passed = np.array([verdicts.by_qid[qid]["verdict"] == "pass" for qid in both])
+    decided = verdicts.decided(params.disagreement)
+    both = [qid for qid in probabilities.index if qid in decided]
+    passed = np.array([decided[qid]["verdict"] == "pass" for qid in both])
     auc = (
         float(roc_auc_score(passed, probabilities[both].to_numpy()))
         if len(set(passed)) == 2
@@ -68,14 +77,83 @@ def judge_against_person(probabilities: pd.Series, verdicts: Verdicts) -> dict:
     return {"questions": len(both), "auc": None if auc is None else round(auc, 4)}
 
 
+@dataclass(frozen=True)
+class Review:
+    """What the audit reports of people's verdicts: metrics/audit.json's `review`, and the
+    questions two people split on (the report lists them)."""
+
+    metrics: dict
+    agreements: list[Agreement]
+
+
 def review_metrics(
-    verdicts: Verdicts, golden_qids: set[str], judged: pd.Series, params: ReviewParams
-) -> dict | None:
-    """metrics/audit.json's `review`: the person's pass share and the judge against the person
+    verdicts: Verdicts,
+    golden_qids: set[str],
+    reasked: set[str],
+    judged: pd.Series,
+    params: ReviewParams,
+) -> Review | None:
+    """The people's pass share, each labeller's, their agreement, and the judge against them
     (judged: P(pass) by qid of the questions the judge read); None without a verdict."""
-    if not verdicts.by_qid:
+    if not verdicts.latest:
         return None
-    return {
-        "person": person_estimate(verdicts, golden_qids, params),
-        "judge_against_person": judge_against_person(judged, verdicts),
+    drawn = golden_qids | reasked
+    agreed = agreements(verdicts.among(drawn))
+    metrics = {
+        "person": person_estimate(verdicts, golden_qids, reasked, params),
+        "disagreement": params.disagreement,
+        "labellers": labeller_estimates(verdicts, drawn),
+        "agreement": [agreement.as_dict() for agreement in agreed],
+        "judge_against_person": judge_against_person(judged, verdicts, params),
     }
+    return Review(metrics, agreed)
+
+
+def review_section(review: Review, metrics: dict) -> list[str]:
+    """The audit report's section on people's verdicts: the share as first drawn (and as the set
+    is now), each labeller's, their agreement and the questions they split on, and the judge
+    beside them (metrics: the audit's)."""
+    m = review.metrics
+    person = m["person"]
+    lines = [
+        f"- the people, on questions drawn at random: {share_line(person)} "
+        f"(a question one failed and another passed counts as a {m['disagreement']}: "
+        "review.disagreement)"
+        if person["checked"]
+        else "- the people: no verdict on a question drawn at random yet"
+    ]
+    if "now" in person:
+        lines.append(
+            f"- of the set as it is now: {share_line(person['now'])}; {person['replaced']} "
+            "questions a person failed were asked again (generate.failed_queries), and the "
+            "share above counts their verdicts as the set was first drawn"
+        )
+    lines += [f"- {name}: {share_line(share)}" for name, share in m["labellers"].items()]
+    lines += [f"- {agreement.line()}" for agreement in review.agreements]
+    passing = metrics.get("judge", {}).get("pass")
+    if passing:
+        lines.append(
+            f"- the judge: an estimated {passing['estimate']:.0%} [{passing['low']:.0%}, "
+            f"{passing['high']:.0%}] on its sample of {metrics['judge']['judged']}"
+        )
+    against = m["judge_against_person"]
+    if against["auc"] is not None:
+        lines.append(
+            f"- the judge's P(pass) against the people's verdicts on the {against['questions']} "
+            f"questions both read: ROC AUC {against['auc']:.2f} on this corpus"
+        )
+    for agreement in review.agreements:
+        if agreement.split:
+            lines += ["", f"### Where {' and '.join(agreement.labellers)} disagree", ""]
+            lines += [_split_line(first, second) for first, second in agreement.split]
+    return lines
+
+
+def _split_line(first: dict, second: dict) -> str:
+    def said(row: dict) -> str:
+        verdict = row["failed"] and f"fail ({row['failed']})" or "pass"
+        reason = " ".join(str(row.get("reason") or "").split())
+        return f"{labeller_of(row)}: {verdict}" + (f", {reason!r}" if reason else "")
+
+    question = " ".join(first["question"].split())
+    return f"- **{question}** ({first['qid']}): {said(first)}; {said(second)}"

@@ -31,10 +31,12 @@ import pandas as pd
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
+from goldenset.core.params import ReviewParams
 from goldenset.corpus.querysets import QUERY_SETS
-from goldenset.review.params import ReviewParams
+from goldenset.corpus.verdicts import Verdicts, labeller_of, pass_share, share_line
+from goldenset.review.pipeline import drawn_at_random
 from goldenset.review.queue import review_order
-from goldenset.review.verdicts import VerdictFile, Verdicts, pass_share, verdict_row
+from goldenset.review.verdicts import VerdictFile, agreements, verdict_row
 from goldenset.review.views import Document, missed, query_view, ranked_view
 
 log = logging.getLogger("goldenset")
@@ -58,6 +60,28 @@ class Project:
     root: Path
     params: ReviewParams
     labeller: str
+    blind: bool = False  # others' verdicts and the agreement with them hidden
+
+    def __post_init__(self) -> None:
+        self.golden_read = _fingerprint(self.root / paths.GOLDENSET)
+
+    def read_again_if_changed(self) -> None:
+        """After `dvc repro` wrote a new golden set: forget what was read of the old one, so
+        the next request reads the pipeline's files anew (a page loaded before shows a line)."""
+        now = _fingerprint(self.root / paths.GOLDENSET)
+        if now != self.golden_read:
+            for name in _READ_ONCE:
+                self.__dict__.pop(name, None)
+            self.golden_read = now
+
+    @cached_property
+    def reasked(self) -> set[str]:
+        """The questions a person failed that generate asked again: the share counts them."""
+        try:
+            stats = json.loads((self.root / paths.GENERATE_STATS).read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return set()
+        return set(stats.get("reasked", []))
 
     @cached_property
     def queries(self) -> dict[str, dict]:
@@ -123,27 +147,64 @@ class Project:
             raise GoldensetError(f"{self.root / paths.GOLDENSET} holds no question to review")
 
 
-def summary(verdicts: Verdicts, qids: set[str]) -> dict:
-    """What the page shows of the file: each query's verdict, the random sample's pass share,
-    and the malformed lines."""
-    shown = {qid: row for qid, row in verdicts.by_qid.items() if qid in qids}
-    share = pass_share([row for row in verdicts.drawn_at_random() if row["qid"] in qids])
-    return {
-        "verdicts": {qid: row["failed"] or "pass" for qid, row in shown.items()},
-        "estimate": share.line() if share else "no verdict yet",
+_READ_ONCE = [name for name, value in vars(Project).items() if isinstance(value, cached_property)]
+
+
+def summary(project: Project, verdicts: Verdicts) -> dict:
+    """What the page shows of the file: the labeller's verdict on each question, their random
+    sample's pass share (as first drawn: a failed question asked again still counts, and the
+    share of the set as it is now beside it), the malformed lines; unless blind, the others'
+    verdicts and the agreement with them."""
+    qids = set(project.queries)
+    mine = verdicts.of(project.labeller)
+    drawn = qids | project.reasked
+    share = pass_share(drawn_at_random(mine, drawn))
+    estimate = share.line() if share else "no verdict yet"
+    if share and drawn_at_random(mine, project.reasked - qids):
+        now = pass_share(drawn_at_random(mine, qids))
+        estimate += f" · as the set is now: {share_line(now.as_dict() if now else {})}"
+    found = {
+        "verdicts": {qid: _kind(row) for qid, row in mine.items() if qid in qids},
+        "estimate": estimate,
         "problems": verdicts.problems,
+        "others": {},
+        "agreement": [],
+        "golden": str(project.golden_read),  # a page that loaded another set says so
     }
+    if not project.blind:
+        theirs = [row for row in verdicts.latest.values() if labeller_of(row) != project.labeller]
+        for row in theirs:
+            found["others"].setdefault(row["qid"], []).append(f"{labeller_of(row)}: {_kind(row)}")
+        found["agreement"] = [
+            agreement.line()
+            for agreement in agreements(verdicts.among(drawn))
+            if project.labeller in agreement.labellers
+        ]
+    return found
+
+
+def _kind(row: dict) -> str:
+    return row["failed"] or "pass"
+
+
+def _fingerprint(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return found.st_mtime_ns, found.st_size
 
 
 def state(project: Project) -> dict:
-    qids = set(project.queries)
+    project.read_again_if_changed()
     return {
         "order": [[qid, drawn, project.queries[qid]["question"]] for qid, drawn in project.order],
         "retrievers": project.results["retriever"].unique().tolist(),  # as scored
         "file": str(project.params.verdicts_path),
         "labeller": project.labeller,
+        "blind": project.blind,
         "rule": RULE,
-        **summary(project.verdict_file.read(), qids),
+        **summary(project, project.verdict_file.read()),
     }
 
 
@@ -171,11 +232,14 @@ def record(project: Project, body: dict) -> dict:
     row = verdict_row(
         project.queries[qid], body["kind"], body.get("note", ""), project.labeller, drawn
     )
-    return summary(project.verdict_file.record(row), set(project.queries))
+    return summary(project, project.verdict_file.record(row))
 
 
 def undo(project: Project, body: dict) -> dict:
-    return summary(project.verdict_file.remove(body["qid"]), set(project.queries))
+    """The labeller's last change taken back, through the file (so also one made before a
+    reload); the question it was of, for the page to show (None: nothing to undo)."""
+    verdicts, qid = project.verdict_file.undo(project.labeller)
+    return {**summary(project, verdicts), "qid": qid}
 
 
 SESSION_HEADER = "X-Goldenset-Session"  # the page sends the session's secret with every write

@@ -1,102 +1,34 @@
-"""The verdict file: a person's strict-rule verdicts, one JSON line a query, keyed by its id.
+"""The verdict file as the review page writes it, and what people's verdicts add up to: a
+pass share with its interval, and two people's agreement on the questions both judged.
 
-The schema is that of labels/*.jsonl (labels/RULE.md), so goldenset's own labels load into the
-page and the page's verdicts fit the judge: qid, doc_id, question, form, evidence, verdict
-(pass | fail), failed (a | b | both | nonsense, null on a pass), reason (the person's note),
-labeller, and drawn: how the query came to be reviewed (random: a seeded random sample, whose
-pass share estimates the set's; least_sure: picked by the judge, which biases that share).
-
-The query id hashes the question's text, so a rewritten question starts unjudged. The file is
-git-tracked beside params.yaml (review.folder); every write replaces it whole (write_atomically)
-under a lock, and keeps a malformed line as it was, so a second tab or a killed server loses
-nothing.
+The format (one JSON line a verdict, keyed by question and labeller, a later line wins) is
+goldenset.corpus.verdicts'. The file is git-tracked beside params.yaml (review.folder); every write
+replaces it whole (write_atomically) under a lock, and keeps a malformed line as it was, so a
+second tab or a killed server loses nothing.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
+import itertools
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically
-
-FAILURES = ("a", "b", "both", "nonsense")  # labels/RULE.md's failure kinds
-DRAWN = ("random", "least_sure")
-FIELDS = ("qid", "doc_id", "question", "form", "evidence", "verdict", "failed", "reason")
-
-
-@dataclass(frozen=True)
-class Verdicts:
-    """A verdict file as read: the valid verdicts by query id (a later line wins), every line in
-    order (a malformed one kept as text), and what is wrong with each malformed line."""
-
-    by_qid: dict[str, dict] = field(default_factory=dict)
-    lines: list[str | dict] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # "file:line: why"
-
-    def failed(self) -> set[str]:
-        return {qid for qid, row in self.by_qid.items() if row["verdict"] == "fail"}
-
-    def drawn_at_random(self) -> list[dict]:
-        return [row for row in self.by_qid.values() if row.get("drawn", "random") == "random"]
-
-    def check(self) -> None:
-        """Raise the first problem, for a stage: a verdict left unread changes what is scored."""
-        if self.problems:
-            raise GoldensetError(
-                f"{self.problems[0]} (mend or delete the line; {len(self.problems)} bad in all)"
-            )
-
-
-def verdict_problem(row: object) -> str | None:
-    """Why a parsed line is not a verdict, or None."""
-    if not isinstance(row, dict):
-        return "not a JSON object"
-    if not isinstance(row.get("qid"), str) or not row["qid"]:
-        return "no qid"
-    if row.get("verdict") not in ("pass", "fail"):
-        return f"verdict {row.get('verdict')!r} is not pass or fail"
-    failed = row.get("failed")
-    if row["verdict"] == "pass" and failed is not None:
-        return f"a pass with failed {failed!r}"
-    if row["verdict"] == "fail" and failed not in FAILURES:
-        return f"failed {failed!r} is not one of {', '.join(FAILURES)}"
-    if row.get("drawn", "random") not in DRAWN:
-        return f"drawn {row.get('drawn')!r} is not one of {', '.join(DRAWN)}"
-    return None
-
-
-def parse_verdicts(text: str, name: str) -> Verdicts:
-    """A verdict file's text; `name` is the file as errors should name it."""
-    verdicts = Verdicts()
-    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            problem = verdict_problem(row)
-        except ValueError as error:
-            problem = f"not JSON ({error.args[0].split(':')[0]})"
-        if problem:
-            verdicts.lines.append(line)
-            verdicts.problems.append(f"{name}:{number}: {problem}")
-        else:
-            verdicts.lines.append(row)
-            verdicts.by_qid[row["qid"]] = row
-    return verdicts
-
-
-def read_verdicts(path: Path) -> Verdicts:
-    """The verdict file at path; none yet: no verdicts."""
-    try:
-        return parse_verdicts(path.read_text(encoding="utf-8"), str(path))
-    except FileNotFoundError:
-        return Verdicts()
+from goldenset.corpus.verdicts import (
+    FAILURES,
+    FIELDS,
+    Verdicts,
+    key_of,
+    labeller_of,
+    parse_verdicts,
+    read_verdicts,
+    render_lines,
+    verdict_problem,
+)
 
 
 def verdict_row(query: dict, kind: str, note: str, labeller: str, drawn: str) -> dict:
@@ -111,13 +43,6 @@ def verdict_row(query: dict, kind: str, note: str, labeller: str, drawn: str) ->
         "labeller": labeller,
         "drawn": drawn,
     }
-
-
-def render_lines(lines: list[str | dict]) -> str:
-    return "".join(
-        (line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)) + "\n"
-        for line in lines
-    )
 
 
 class VerdictFile:
@@ -141,19 +66,25 @@ class VerdictFile:
         return read_verdicts(self.path)
 
     def record(self, *rows: dict) -> Verdicts:
-        """Write verdicts: each replaces its query's earlier one, and is added last."""
+        """Add verdicts, each after the file's lines (the same verdict again adds nothing)."""
         for row in rows:
             if problem := verdict_problem(row):
                 raise ValueError(problem)
-        new = {row["qid"]: row for row in rows}
         with self._locked() as verdicts:
-            kept = [line for line in verdicts.lines if not _is_verdict_of(line, new)]
-            return self._write(kept + list(new.values()))
+            new = {key_of(row): row for row in rows}
+            added = [row for key, row in new.items() if not _same(verdicts.latest.get(key), row)]
+            return self._write([*verdicts.lines, *added]) if added else verdicts
 
-    def remove(self, qid: str) -> Verdicts:
-        """Undo: the query's verdict taken out (nothing when it has none)."""
+    def undo(self, labeller: str) -> tuple[Verdicts, str | None]:
+        """Take back the labeller's last change: the verdict before it counts again, or none
+        when there was none. Also the question it was of (None: nothing to undo)."""
         with self._locked() as verdicts:
-            return self._write([line for line in verdicts.lines if not _is_verdict_of(line, {qid})])
+            lines = verdicts.lines
+            theirs = [i for i, line in enumerate(lines) if _given_by(line, labeller)]
+            if not theirs:
+                return verdicts, None
+            last = theirs[-1]
+            return self._write(lines[:last] + lines[last + 1 :]), lines[last]["qid"]
 
     def _write(self, lines: list[str | dict]) -> Verdicts:
         text = render_lines(lines)
@@ -161,43 +92,61 @@ class VerdictFile:
         return parse_verdicts(text, str(self.path))
 
 
-def _is_verdict_of(line: str | dict, qids: Collection[str]) -> bool:
-    return isinstance(line, dict) and line["qid"] in qids
+def _given_by(line: str | dict, labeller: str) -> bool:
+    return isinstance(line, dict) and labeller_of(line) == labeller
+
+
+def _same(before: dict | None, row: dict) -> bool:
+    return before is not None and all(before.get(name) == row.get(name) for name in CHANGES)
+
+
+CHANGES = ("verdict", "failed", "reason", "drawn")  # what makes a verdict on a question new
 
 
 @dataclass(frozen=True)
-class PassShare:
-    """Pass share of checked queries with its Wilson interval (exact enough at 10 verdicts, and
-    never outside [0, 1] as the normal interval is at a share near 0 or 1)."""
+class Agreement:
+    """Two labellers on the questions both judged: how often their verdicts (pass or fail)
+    agree, Cohen's kappa (agreement beyond what their own pass shares give by chance; None when
+    chance agreement is total), and the questions they split on."""
 
-    checked: int
-    passed: int
-    estimate: float
-    low: float
-    high: float
+    labellers: tuple[str, str]
+    questions: int
+    agreed: int
+    kappa: float | None
+    split: list[tuple[dict, dict]]  # (the first's row, the second's) of each disagreement
 
     def line(self) -> str:
+        kappa = "n/a" if self.kappa is None else f"{self.kappa:.2f}"
         return (
-            f"{self.checked} checked: {self.passed} pass, {self.estimate:.0%} "
-            f"[{self.low:.0%}, {self.high:.0%}]"
+            f"{self.labellers[0]} and {self.labellers[1]} agree on {self.agreed} of the "
+            f"{self.questions} questions both judged ({self.agreed / self.questions:.0%}), "
+            f"Cohen's kappa {kappa}"
         )
 
     def as_dict(self) -> dict:
         return {
-            "checked": self.checked,
-            "passed": self.passed,
-            "estimate": round(self.estimate, 4),
-            "low": round(self.low, 4),
-            "high": round(self.high, 4),
+            "labellers": list(self.labellers),
+            "questions": self.questions,
+            "agreed": self.agreed,
+            "share": round(self.agreed / self.questions, 4),
+            "kappa": None if self.kappa is None else round(self.kappa, 4),
         }
 
 
-def pass_share(rows: list[dict], confidence: float = 0.95) -> PassShare | None:
-    """The share of verdicts that pass, with its interval; None without verdicts."""
-    from scipy.stats import binomtest  # not at import: params.yaml's reference page reads this
+def agreements(verdicts: Verdicts) -> list[Agreement]:
+    """Each pair of labellers who judged a question in common."""
+    from sklearn.metrics import cohen_kappa_score
 
-    if not rows:
-        return None
-    passed = sum(row["verdict"] == "pass" for row in rows)
-    interval = binomtest(passed, len(rows)).proportion_ci(confidence, method="wilson")
-    return PassShare(len(rows), passed, passed / len(rows), interval.low, interval.high)
+    found = []
+    for first, second in itertools.combinations(verdicts.labellers(), 2):
+        theirs = verdicts.of(first), verdicts.of(second)
+        both = [qid for qid in theirs[0] if qid in theirs[1]]
+        if not both:
+            continue
+        pairs = [(theirs[0][qid], theirs[1][qid]) for qid in both]
+        passed = [[row["verdict"] == "pass" for row in pair] for pair in pairs]
+        a, b = zip(*passed, strict=True)
+        kappa = float(cohen_kappa_score(a, b)) if len(set(a) | set(b)) == 2 else None
+        split = [pair for pair, (x, y) in zip(pairs, passed, strict=True) if x != y]
+        found.append(Agreement((first, second), len(both), len(both) - len(split), kappa, split))
+    return found

@@ -12,6 +12,7 @@ benchmarks call these, so no script re-implements scoring.
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +20,9 @@ import pandas as pd
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
-from goldenset.core.vectors import CHUNK_VECTORS, read_vectors
+from goldenset.core.params import ReviewParams
+from goldenset.core.vectors import CHUNK_VECTORS, read_vectors, read_vectors_of
+from goldenset.corpus.querysets import QuerySet
 from goldenset.scoring.evaluation import RetrieverChoice, score_chunking
 from goldenset.scoring.exports import beir_corpus
 from goldenset.scoring.foreign import store_chunking
@@ -34,28 +37,59 @@ from goldenset.scoring.outputs import ChunkingScores, ScoreOutputs, gathered
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import fusable, fusions, load_retrievers, stores
+from goldenset.scoring.reviewed import Reviewed, read_reviewed, scored_counts
 from goldenset.scoring.tokens import document_token_starts
 from goldenset.scoring.topk import resolve_device
 
 
+@dataclass(frozen=True)
+class ProjectUpstream:
+    """What every chunking and model of a project is scored against: its documents (doc_id,
+    text), its query sets (the golden set less the questions people failed) and its verdicts."""
+
+    documents: pd.DataFrame
+    query_sets: dict[str, QuerySet]
+    reviewed: Reviewed
+    counts: dict | None  # how the verdicts met the golden set (scored_counts); None: no verdict
+
+
+def read_project_upstream(review: ReviewParams, root: Path = Path(".")) -> ProjectUpstream:
+    """A project's documents, query sets and verdicts, the golden set's failed questions left
+    out: the one reading of them that the score stage, calibrate and the benchmarks share."""
+    reviewed = read_reviewed(review, root)
+    documents, sets = read_upstream(root)
+    [golden] = [found for found in sets.values() if found.entry.golden]
+    counts = scored_counts(golden.qids, reviewed) if reviewed.verdicts.latest else None
+    sets = {
+        name: found.without(reviewed.failed) if found.entry.golden else found
+        for name, found in sets.items()
+    }
+    return ProjectUpstream(documents, sets, reviewed, counts)
+
+
 def read_score_inputs(
-    score: ScoreParams, retrievers: RetrieversSection, root: Path = Path(".")
-) -> ScoreInputs:
-    """The score stage's inputs under a project folder: chunks, every query set and their
-    vectors (data/embeddings, checked against the ids they belong to), the documents' token
-    starts, and what the enabled retrievers read from outside."""
+    score: ScoreParams,
+    retrievers: RetrieversSection,
+    review: ReviewParams,
+    root: Path = Path("."),
+) -> tuple[ScoreInputs, dict | None]:
+    """The score stage's inputs under a project folder: chunks, every query set
+    (read_project_upstream) and their vectors (data/embeddings, checked against the ids they
+    belong to), the documents' token starts, and what the enabled retrievers read from outside;
+    and how the verdicts met the golden set (None: no verdict)."""
     chunks = pd.read_parquet(root / paths.CHUNKS, columns=SCORED_CHUNK_COLUMNS)
     chunk_vectors = read_vectors(
         root / paths.EMBEDDINGS, CHUNK_VECTORS, chunks["chunk_id"].tolist()
     )
-    documents, sets = read_upstream(root)
+    project = read_project_upstream(review, root)
+    documents, sets = project.documents, project.query_sets
     chunked = documents[documents["doc_id"].isin(set(chunks["doc_id"]))]
-    return ScoreInputs(
+    inputs = ScoreInputs(
         chunks,
         chunk_vectors,
         sets,
         {
-            name: read_vectors(root / paths.EMBEDDINGS, name, questions.qids)
+            name: read_vectors_of(root / paths.EMBEDDINGS, name, questions.qids)
             for name, questions in sets.items()
             if len(questions)
         },
@@ -63,6 +97,7 @@ def read_score_inputs(
         load_retrievers(retrievers),
         chunked,
     )
+    return inputs, project.counts
 
 
 def score_inputs(

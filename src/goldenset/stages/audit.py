@@ -23,7 +23,7 @@ from goldenset.audit.checks import (
 )
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
-from goldenset.core.params import AuditParams, StageParams
+from goldenset.core.params import AuditParams, ReviewParams, StageParams
 from goldenset.core.paths import (
     AUDIT_METRICS,
     AUDIT_REPORT,
@@ -37,8 +37,7 @@ from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.querysets import read_query_sets
 from goldenset.judge.model import judge_weights
-from goldenset.review.params import ReviewParams
-from goldenset.review.pipeline import read_review, review_metrics
+from goldenset.review.pipeline import read_review, review_metrics, review_section
 from goldenset.scoring.params import ScoreParams
 
 log = logging.getLogger("goldenset")
@@ -73,17 +72,27 @@ def main(params: AuditStage) -> None:
         acceptance = Acceptance(sampled, judged.aucs)
     p_pass = judged.probabilities["pass"] if judged else pd.Series(dtype=float)
     p_pass.index = golden["qid"].iloc[p_pass.index]
-    review = review_metrics(verdicts, set(golden["qid"]), p_pass, params.review)
+    reasked = set(stats.get("reasked", []))  # failed questions generate asked again
+    review = review_metrics(verdicts, set(golden["qid"]), reasked, p_pass, params.review)
     chance = ChanceLimit(params.score.ks, params.score.max_chance)
     audit = run_audit(
-        golden, documents, vectors, stats, params.audit, echoes, acceptance, chance, review
+        golden,
+        documents,
+        vectors,
+        stats,
+        params.audit,
+        echoes,
+        acceptance,
+        chance,
+        review.metrics if review else None,
     )
     write_judged(golden, judged)
     write_json(AUDIT_METRICS, audit.metrics)
     plotted = {"golden_set": audit.questions["echo"].tolist()}
     plotted.update({label: values or [] for label, values in echoes.items()})
     write_json(ECHO_PLOT, echo_quantile_rows(plotted))
-    write_atomically(AUDIT_REPORT, render_report(audit, params.audit))
+    section = review_section(review, audit.metrics) if review else []
+    write_atomically(AUDIT_REPORT, render_report(audit, params.audit, section))
     m = audit.metrics
     passing = m.get("judge", {}).get("pass", {})
     judged = (

@@ -15,7 +15,7 @@ from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import StageParams
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
-from goldenset.corpus.queries import in_examples, read_examples, read_refused
+from goldenset.corpus.queries import in_examples, read_examples, read_refused, refused_qids
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
 from goldenset.generation.prompt import pick_examples
@@ -110,7 +110,10 @@ def main(params: GenerateStage) -> None:
         rows, rejects = select(rows, rejects, settings, weights)
     write_jsonl(GOLDENSET, rows)
     write_jsonl(REJECTS, rejects)
-    write_json(GENERATE_STATS, result.stats.record())
+    reasked = refused_qids(settings.failed_queries, result.stats.asked_again)
+    write_json(
+        GENERATE_STATS, {**result.stats.record(), **({"reasked": reasked} if reasked else {})}
+    )
 
 
 def selecting_judge(value: str | None) -> Path:

@@ -1,0 +1,187 @@
+"""The verdict file's format: people's strict-rule verdicts, one JSON line each.
+
+The schema is that of labels/*.jsonl (labels/RULE.md), so goldenset's own labels load into the
+review page and the page's verdicts fit the judge: qid, doc_id, question, form, evidence, verdict
+(pass | fail), failed (a | b | both | nonsense, null on a pass), reason (the person's note),
+labeller, and drawn: how the query came to be reviewed (random: a seeded random sample, whose
+pass share estimates the set's; least_sure: picked by the judge, which biases that share).
+
+A verdict is keyed by its question and its labeller: two people's verdicts on one question both
+stand. The file is a log: a changed verdict is a new line, and the later line of a key wins, so
+an undo can take the last line back and find the verdict before it. A malformed line is kept as
+it was and named by file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from goldenset.core.errors import GoldensetError
+from goldenset.core.params import Disagreement
+
+FAILURES = ("a", "b", "both", "nonsense")  # labels/RULE.md's failure kinds
+DRAWN = ("random", "least_sure")
+FIELDS = ("qid", "doc_id", "question", "form", "evidence", "verdict", "failed", "reason")
+UNNAMED = "unnamed"  # the labeller of a line that names none
+
+
+def labeller_of(row: dict) -> str:
+    return str(row.get("labeller") or UNNAMED)
+
+
+def key_of(row: dict) -> tuple[str, str]:
+    return row["qid"], labeller_of(row)
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """A verdict file as read: each (question, labeller)'s latest verdict, every line in order
+    (a malformed one kept as text), and what is wrong with each malformed line."""
+
+    latest: dict[tuple[str, str], dict] = field(default_factory=dict)
+    lines: list[str | dict] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # "file:line: why"
+
+    @property
+    def by_qid(self) -> dict[str, list[dict]]:
+        """Every labeller's verdict on each question, in the order of their latest lines."""
+        found: dict[str, list[dict]] = {}
+        for (qid, _), row in self.latest.items():
+            found.setdefault(qid, []).append(row)
+        return found
+
+    def labellers(self) -> list[str]:
+        return sorted({labeller for _, labeller in self.latest})
+
+    def of(self, labeller: str) -> dict[str, dict]:
+        """One labeller's verdicts by question."""
+        return {qid: row for (qid, who), row in self.latest.items() if who == labeller}
+
+    def among(self, qids: Collection[str]) -> Verdicts:
+        """The verdicts of these questions alone."""
+        latest = {key: row for key, row in self.latest.items() if key[0] in qids}
+        return Verdicts(latest, [row for row in self.lines if isinstance(row, dict)], [])
+
+    def decided(self, disagreement: Disagreement) -> dict[str, dict]:
+        """One verdict a question: its labellers' when they agree, else the first of theirs
+        whose verdict is `disagreement` (review.disagreement)."""
+        return {
+            qid: next((row for row in rows if row["verdict"] == disagreement), rows[0])
+            for qid, rows in self.by_qid.items()
+        }
+
+    def failed(self, disagreement: Disagreement) -> set[str]:
+        decided = self.decided(disagreement)
+        return {qid for qid, row in decided.items() if row["verdict"] == "fail"}
+
+    def check(self) -> None:
+        """Raise the first problem, for a stage: a verdict left unread changes what is scored."""
+        if self.problems:
+            raise GoldensetError(
+                f"{self.problems[0]} (mend or delete the line; {len(self.problems)} bad in all)"
+            )
+
+
+def verdict_problem(row: object) -> str | None:
+    """Why a parsed line is not a verdict, or None."""
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    if not isinstance(row.get("qid"), str) or not row["qid"]:
+        return "no qid"
+    if row.get("verdict") not in ("pass", "fail"):
+        return f"verdict {row.get('verdict')!r} is not pass or fail"
+    failed = row.get("failed")
+    if row["verdict"] == "pass" and failed is not None:
+        return f"a pass with failed {failed!r}"
+    if row["verdict"] == "fail" and failed not in FAILURES:
+        return f"failed {failed!r} is not one of {', '.join(FAILURES)}"
+    if row.get("drawn", "random") not in DRAWN:
+        return f"drawn {row.get('drawn')!r} is not one of {', '.join(DRAWN)}"
+    return None
+
+
+def parse_verdicts(text: str, name: str) -> Verdicts:
+    """A verdict file's text; `name` is the file as errors should name it."""
+    verdicts = Verdicts()
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            problem = verdict_problem(row)
+        except ValueError as error:
+            problem = f"not JSON ({error.args[0].split(':')[0]})"
+        if problem:
+            verdicts.lines.append(line)
+            verdicts.problems.append(f"{name}:{number}: {problem}")
+        else:
+            verdicts.lines.append(row)
+            verdicts.latest.pop(key_of(row), None)  # a changed verdict counts where it now is
+            verdicts.latest[key_of(row)] = row
+    return verdicts
+
+
+def read_verdicts(path: Path) -> Verdicts:
+    """The verdict file at path; none yet: no verdicts."""
+    try:
+        return parse_verdicts(path.read_text(encoding="utf-8"), str(path))
+    except FileNotFoundError:
+        return Verdicts()
+
+
+def render_lines(lines: list[str | dict]) -> str:
+    return "".join(
+        (line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)) + "\n"
+        for line in lines
+    )
+
+
+@dataclass(frozen=True)
+class PassShare:
+    """Pass share of checked queries with its Wilson interval (exact enough at 10 verdicts, and
+    never outside [0, 1] as the normal interval is at a share near 0 or 1)."""
+
+    checked: int
+    passed: int
+    estimate: float
+    low: float
+    high: float
+
+    def line(self) -> str:
+        return (
+            f"{self.checked} checked: {self.passed} pass, {self.estimate:.0%} "
+            f"[{self.low:.0%}, {self.high:.0%}]"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "checked": self.checked,
+            "passed": self.passed,
+            "estimate": round(self.estimate, 4),
+            "low": round(self.low, 4),
+            "high": round(self.high, 4),
+        }
+
+
+def pass_share(rows: list[dict], confidence: float = 0.95) -> PassShare | None:
+    """The share of verdicts that pass, with its interval; None without verdicts."""
+    from scipy.stats import binomtest  # not at import: params.yaml's reference page reads this
+
+    if not rows:
+        return None
+    passed = sum(row["verdict"] == "pass" for row in rows)
+    interval = binomtest(passed, len(rows)).proportion_ci(confidence, method="wilson")
+    return PassShare(len(rows), passed, passed / len(rows), interval.low, interval.high)
+
+
+def share_line(share: dict) -> str:
+    """ "17 of 60 pass, 28% [18%, 41%]" of a pass share's dict (PassShare.as_dict)."""
+    if not share.get("checked"):
+        return "none checked"
+    return (
+        f"{share['passed']} of {share['checked']} pass, {share['estimate']:.0%} "
+        f"[{share['low']:.0%}, {share['high']:.0%}]"
+    )
