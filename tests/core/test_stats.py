@@ -12,6 +12,7 @@ from goldenset.core.stats import (
     BLOCK_ELEMENTS,
     EXACT_MAX_N,
     bootstrap_interval,
+    mean_present,
     randomization_test,
     randomization_tests,
 )
@@ -152,3 +153,15 @@ def test_many_pairs_at_once_are_each_pair_alone(n):
         if exact:  # and each is scipy's exact p
             assert p_value == pytest.approx(scipy_paired_p(np.zeros(n), row, np.inf), abs=1e-12)
     assert p_values[1] < 0.05 and p_values[-1] == 1.0
+
+
+def test_a_mean_is_the_same_to_the_last_digit_in_any_order_of_the_questions():
+    values = np.random.default_rng(3).random(997) ** 3
+    values[::50] = np.nan
+    orders = [np.random.default_rng(seed).permutation(values.size) for seed in range(20)]
+    means = {mean_present(values[order]) for order in orders}
+    assert len(means) == 1  # numpy's pairwise sum moves with the order; the exact sum does not
+    kept = values[~np.isnan(values)]
+    assert means.pop() == pytest.approx(kept.mean(), rel=1e-14)
+    assert math.isnan(mean_present(np.array([np.nan])))
+    assert len({float(np.nanmean(values[order])) for order in orders}) > 1  # the reason

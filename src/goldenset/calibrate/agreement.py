@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from goldenset.core.stats import randomization_test, randomization_tests
+from goldenset.core.stats import mean_present, randomization_test, randomization_tests
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,8 @@ def available(results: pd.DataFrame, qualified: str) -> bool:
 
 
 def config_means(values: np.ndarray) -> np.ndarray:
-    """Mean over the questions with a value, per configuration (row)."""
-    with np.errstate(invalid="ignore"):
-        return np.nanmean(values, axis=1)
+    """Mean over the questions with a value, per configuration (row), as score takes it."""
+    return np.array([mean_present(row) for row in values], dtype=float)
 
 
 def tau_interval(

@@ -20,6 +20,7 @@ shingles) and passages (their content words) are found.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,14 @@ class TestResult:
     statistic: float  # mean of the differences
     p_value: float
     exact: bool  # every sign flip enumerated
+
+
+def mean_present(values: np.ndarray) -> float:
+    """Mean of the values that are not NaN (NaN when none is). Its sum is exact (math.fsum), so
+    the mean is the same to the last digit in whatever order the questions come: score and
+    calibrate give a configuration the very same figure."""
+    kept = values[~np.isnan(values)]
+    return math.fsum(kept) / kept.size if kept.size else float("nan")
 
 
 def bootstrap_means(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:

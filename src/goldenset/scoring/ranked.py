@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
+from goldenset.core.stats import mean_present
 from goldenset.metrics.chance import chance_levels, context_chance
 from goldenset.metrics.ranking import (
     N_RELEVANT_KEY,
@@ -74,7 +75,7 @@ def score_ranked(
         per_query = _every_query(evaluate(found.indices, judged.qrels, ks), n_queries)
     if views is not None:
         per_query.update(_view_metrics(views, found.indices, chunk_ranked, ks, n_queries))
-    metrics = {name: _mean(values) for name, values in per_query.items()}
+    metrics = {name: mean_present(values) for name, values in per_query.items()}
     metrics["n_queries"] = float((relevant_counts(judged.qrels) > 0).sum())
     rows = _result_rows(judged, retriever, found, max(ks), chunk_view)
     for name in headline:
@@ -116,12 +117,6 @@ def _every_query(per_query: dict[str, np.ndarray], n_queries: int) -> dict[str, 
     return out
 
 
-def _mean(values: np.ndarray) -> float:
-    """Mean over the queries that have a value (NaN when none has)."""
-    kept = values[~np.isnan(values)]
-    return float(kept.mean()) if kept.size else float("nan")
-
-
 def chance_means(
     judged: ItemJudgments, views: Views, ks: list[int], depth: int, rankings: int, seed: int
 ) -> dict[str, float]:
@@ -131,17 +126,20 @@ def chance_means(
     (0: none)."""
     n_items = len(judged.item_ids)
     levels = chance_levels(judged.qrels, n_items, ks, depth, rankings, seed)
-    out = {N_ITEMS_KEY: float(n_items), **{name: _mean(values) for name, values in levels.items()}}
+    out = {
+        N_ITEMS_KEY: float(n_items),
+        **{name: mean_present(values) for name, values in levels.items()},
+    }
     if views.doc_qrels is not None:
         n_docs = len(views.context.token_starts)
         levels = chance_levels(views.doc_qrels, n_docs, ks, depth, rankings, seed)
         out[N_DOCUMENTS_KEY] = float(n_docs)
-        out.update({f"doc_{name}": _mean(values) for name, values in levels.items()})
+        out.update({f"doc_{name}": mean_present(values) for name, values in levels.items()})
     if rankings:
         levels = _measurable(
             views, context_chance(views.context, views.budgets, depth, rankings, seed)
         )
-        out.update({name: _mean(values) for name, values in levels.items()})
+        out.update({name: mean_present(values) for name, values in levels.items()})
     return out
 
 
