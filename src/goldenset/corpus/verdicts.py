@@ -58,12 +58,15 @@ class Verdicts:
 
     def of(self, labeller: str) -> dict[str, dict]:
         """One labeller's verdicts by question."""
-        return {qid: row for (qid, who), row in self.latest.items() if who == labeller}
+        return {qid: row for (qid, who), row in self.only(labeller).latest.items()}
+
+    def only(self, labeller: str) -> Verdicts:
+        """One labeller's verdicts alone (lines and problems left out)."""
+        return Verdicts({key: row for key, row in self.latest.items() if key[1] == labeller})
 
     def among(self, qids: Collection[str]) -> Verdicts:
-        """The verdicts of these questions alone."""
-        latest = {key: row for key, row in self.latest.items() if key[0] in qids}
-        return Verdicts(latest, [row for row in self.lines if isinstance(row, dict)], [])
+        """The verdicts of these questions alone (lines and problems left out)."""
+        return Verdicts({key: row for key, row in self.latest.items() if key[0] in qids})
 
     def decided(self, disagreement: Disagreement) -> dict[str, dict]:
         """One verdict a question: its labellers' when they agree, else the first of theirs
@@ -151,10 +154,7 @@ class PassShare:
     high: float
 
     def line(self) -> str:
-        return (
-            f"{self.checked} checked: {self.passed} pass, {self.estimate:.0%} "
-            f"[{self.low:.0%}, {self.high:.0%}]"
-        )
+        return checked_line(self.as_dict())
 
     def as_dict(self) -> dict:
         return {
@@ -175,6 +175,14 @@ def pass_share(rows: list[dict], confidence: float = 0.95) -> PassShare | None:
     passed = sum(row["verdict"] == "pass" for row in rows)
     interval = binomtest(passed, len(rows)).proportion_ci(confidence, method="wilson")
     return PassShare(len(rows), passed, passed / len(rows), interval.low, interval.high)
+
+
+def checked_line(share: dict) -> str:
+    """ "30 checked: 11 pass, 37% [22%, 54%]", the review page's header, of a pass share's dict."""
+    return (
+        f"{share['checked']} checked: {share['passed']} pass, {share['estimate']:.0%} "
+        f"[{share['low']:.0%}, {share['high']:.0%}]"
+    )
 
 
 def share_line(share: dict) -> str:

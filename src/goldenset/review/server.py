@@ -33,8 +33,8 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
 from goldenset.core.params import ReviewParams
 from goldenset.corpus.querysets import QUERY_SETS
-from goldenset.corpus.verdicts import Verdicts, labeller_of, pass_share, share_line
-from goldenset.review.pipeline import drawn_at_random
+from goldenset.corpus.verdicts import Verdicts, checked_line, labeller_of, share_line
+from goldenset.review.pipeline import person_estimate
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import VerdictFile, agreements, verdict_row
 from goldenset.review.views import Document, missed, query_view, ranked_view
@@ -156,15 +156,13 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
     share of the set as it is now beside it), the malformed lines; unless blind, the others'
     verdicts and the agreement with them."""
     qids = set(project.queries)
-    mine = verdicts.of(project.labeller)
-    drawn = qids | project.reasked
-    share = pass_share(drawn_at_random(mine, drawn))
-    estimate = share.line() if share else "no verdict yet"
-    if share and drawn_at_random(mine, project.reasked - qids):
-        now = pass_share(drawn_at_random(mine, qids))
-        estimate += f" · as the set is now: {share_line(now.as_dict() if now else {})}"
+    mine = verdicts.only(project.labeller)
+    share = person_estimate(mine, qids, project.reasked, project.params)
+    estimate = checked_line(share) if share["checked"] else "no verdict yet"
+    if "now" in share:
+        estimate += f" · as the set is now: {share_line(share['now'])}"
     found = {
-        "verdicts": {qid: _kind(row) for qid, row in mine.items() if qid in qids},
+        "verdicts": {qid: _kind(row) for (qid, _), row in mine.latest.items() if qid in qids},
         "estimate": estimate,
         "problems": verdicts.problems,
         "others": {},
@@ -177,7 +175,7 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
             found["others"].setdefault(row["qid"], []).append(f"{labeller_of(row)}: {_kind(row)}")
         found["agreement"] = [
             agreement.line()
-            for agreement in agreements(verdicts.among(drawn))
+            for agreement in agreements(verdicts.among(qids | project.reasked))
             if project.labeller in agreement.labellers
         ]
     return found
