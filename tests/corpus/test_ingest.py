@@ -226,7 +226,8 @@ def test_a_corrupt_gzip_corpus_is_skipped(tmp_path):
 
 def test_documents_frame_columns_and_hashes(docs_folder):
     frame = documents_frame(ingest(docs_folder, max_file_mb=1).documents)
-    assert list(frame.columns) == ["doc_id", "source", "title", "text", "sha256"]
+    assert list(frame.columns) == ["doc_id", "source", "title", "text", "sha256", "places"]
+    assert set(frame["places"]) == {"{}"}  # no page or heading in Markdown
     for row in frame.itertuples():
         assert row.sha256 == hashlib.sha256(row.text.encode("utf-8")).hexdigest()
 

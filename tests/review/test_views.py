@@ -56,6 +56,14 @@ def test_the_evidence_is_cut_out_in_characters_not_bytes():
     assert view["text"][0] == text[start - 5 : start] and view["text"][2] == " Fin."
     assert view["cut"] == [True, False]
     assert marked("abc", -3, 99) == ["", "abc", ""] and marked("abc", 5, 9) == ["abc", "", ""]
+    assert view["place"] == ""
+
+
+def test_a_pdf_question_shows_its_page_and_a_word_question_its_heading():
+    row = {"qid": "q", "question": "?", "doc_id": "m.pdf", "evidence_start": 0, "evidence_end": 2}
+    assert query_view({**row, "page": 12}, Document("M", "abc"), 5)["place"] == "p. 12"
+    heading = query_view({**row, "heading": "Setup > Cables"}, Document("M", "abc"), 5)
+    assert heading["place"] == "§ Setup > Cables"
 
 
 @pytest.mark.slow

@@ -26,6 +26,10 @@ class Section(BaseModel):
 class IngestParams(Section):
     path: str = "data/docs"
     max_file_mb: float = Field(20.0, gt=0)
+    max_pdf_mb: float = Field(
+        200.0, gt=0, description="PDF and Word files: read page by page, memory stays bounded"
+    )
+    cache_dir: str = "cache/extracted"  # PDF and Word files' text by content hash (a DVC output)
     exclude: list[str] = Field(default_factory=list, description="glob patterns under path")
     real_queries: bool | None = Field(
         True, description="BEIR queries.jsonl + qrels.tsv in path; false or null: none"

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from goldenset.corpus.labelled import Question
+from goldenset.corpus.places import Places
 
-DOCUMENT_COLUMNS = ["doc_id", "source", "title", "text", "sha256"]
+DOCUMENT_COLUMNS = ["doc_id", "source", "title", "text", "sha256", "places"]
 
 
 class SkipReason:
@@ -25,6 +26,20 @@ class SkipReason:
     NO_TEXT = "no text"
     BAD_LINE = "bad corpus line"
     BAD_GZIP = "bad gzip"
+    SCANNED = "no text layer"  # PDF pages that are pictures: goldenset does not OCR
+    ENCRYPTED = "encrypted"
+    CORRUPT = "corrupt"
+    NO_PAGES = "no pages"
+    NOT_DOCX = "not a Word file"
+
+
+class Unreadable(Exception):
+    """A PDF or Word file that gives no text: `reason` is a SkipReason, `detail` what to do."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -33,6 +48,7 @@ class Document:
     source: str
     title: str
     text: str
+    places: Places = Places()  # the page or heading of each part of the text (PDF, Word)
 
 
 @dataclass(frozen=True)
@@ -53,6 +69,8 @@ class IngestResult:
     ignored: int = 0  # files with an unsupported extension, or .json not in the SQuAD layout
     squad_questions: list[Question] = field(default_factory=list)  # of the SQuAD articles read
     squad_unanswerable: int = 0  # SQuAD v2.0 questions marked is_impossible
+    notes: list[str] = field(default_factory=list)  # kept documents with pages that gave no text
+    textless_pages: int = 0
 
     def summary(self) -> str:
         chars = sum(len(doc.text) for doc in self.documents)
@@ -61,15 +79,25 @@ class IngestResult:
             counts = Counter(skip.reason for skip in self.skipped)
             reasons = ", ".join(f"{n:,} {reason}" for reason, n in sorted(counts.items()))
             parts.append(f"skipped {len(self.skipped):,} ({reasons})")
+        if self.textless_pages:
+            parts.append(f"{self.textless_pages:,} pages without text kept out")
         if self.ignored:
             parts.append(f"ignored: {self.ignored:,} files with other extensions")
         return "; ".join(parts)
 
 
 def documents_frame(documents: Iterable[Document]) -> pd.DataFrame:
-    """The documents table: doc_id, source, title, text, sha256 (hex of the UTF-8 text)."""
+    """The documents table: doc_id, source, title, text, sha256 (hex of the UTF-8 text), places
+    (JSON, goldenset.corpus.places)."""
     rows = [
-        (d.doc_id, d.source, d.title, d.text, hashlib.sha256(d.text.encode("utf-8")).hexdigest())
+        (
+            d.doc_id,
+            d.source,
+            d.title,
+            d.text,
+            hashlib.sha256(d.text.encode("utf-8")).hexdigest(),
+            d.places.to_json(),
+        )
         for d in documents
     ]
     return pd.DataFrame(rows, columns=DOCUMENT_COLUMNS).astype(str)

@@ -6,6 +6,8 @@ and a BEIR corpus contributes its documents in line order. For a folder of files
 simply doc_id order.
 
 Text is kept as written, except that line endings become "\\n" and HTML is reduced to its text.
+PDF and Word files give their text through goldenset.corpus.extraction (cached by content hash),
+with the page or heading path of each part kept beside it (goldenset.corpus.places).
 A SQuAD JSON file contributes one document per article (goldenset.corpus.labelled) and its
 questions.
 Hidden files and folders (".git", ".DS_Store"), paths matching `ingest.exclude`, and the
@@ -24,18 +26,38 @@ from tqdm import tqdm
 
 from goldenset.core.errors import GoldensetError
 from goldenset.corpus.beir import read_corpus
-from goldenset.corpus.documents import Document, IngestResult, Skip, SkipReason, over_limit
+from goldenset.corpus.documents import (
+    Document,
+    IngestResult,
+    Skip,
+    SkipReason,
+    Unreadable,
+    over_limit,
+)
+from goldenset.corpus.extraction import (
+    PDF_SUFFIXES,
+    WORD_SUFFIXES,
+    FileText,
+    cached_text,
+    extract,
+    file_sha256,
+)
 from goldenset.corpus.html import html_title_and_text
 from goldenset.corpus.labelled import read_squad_file
+from goldenset.corpus.pdf import page_count
 from goldenset.corpus.queries import is_query_file
 from goldenset.corpus.titles import is_title, markdown_title, rst_title
 
 DOCUMENT_SUFFIXES = (".md", ".txt", ".rst", ".html", ".htm")
+EXTRACTED_SUFFIXES = PDF_SUFFIXES + WORD_SUFFIXES
 CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz")
 SQUAD_SUFFIX = ".json"
-SUPPORTED = ".md, .txt, .rst, .html files, BEIR corpus .jsonl/.jsonl.gz or SQuAD .json files"
+SUPPORTED = (
+    ".md, .txt, .rst, .html, .pdf, .docx files, BEIR corpus .jsonl/.jsonl.gz or SQuAD .json files"
+)
 BINARY_PROBE_BYTES = 8192
 PROGRESS_MIN_FILES = 200
+PROGRESS_MIN_PAGES = 100
 
 
 def ingest(
@@ -43,10 +65,14 @@ def ingest(
     max_file_mb: float,
     progress: bool = False,
     exclude: Iterable[str] = (),
+    *,
+    max_pdf_mb: float = 200.0,
+    cache: Path | None = None,
 ) -> IngestResult:
     """Read every supported document under `path` (a folder, a BEIR corpus or one document file).
 
     `exclude`: glob patterns (fnmatch, on the path relative to the folder) of files to leave out.
+    PDF and Word files up to `max_pdf_mb` are read page by page; `cache` keeps their text.
 
     Raises GoldensetError when the path is missing, when two documents share a doc_id, or when
     nothing usable was found.
@@ -78,12 +104,17 @@ def ingest(
     max_bytes = int(max_file_mb * 1024 * 1024)
     wanted = [f for f in files if _kind(f) is not None]
     result.ignored = len(files) - len(wanted)
+    extracted = _extract_all(
+        [f for f in wanted if _kind(f) == "extracted"], root, max_pdf_mb, cache, progress
+    )
     bar = tqdm(
         wanted, unit="file", desc="ingest", disable=not progress or len(wanted) < PROGRESS_MIN_FILES
     )
     for file in bar:
         source = file.relative_to(root).as_posix()
-        if _kind(file) == "corpus":
+        if file in extracted:
+            _add_extracted(source, extracted[file], result)
+        elif _kind(file) == "corpus":
             read_corpus(file, source, max_bytes, result)
         elif _kind(file) == "squad":
             _read_squad(file, source, max_bytes, result)
@@ -117,6 +148,8 @@ def _kind(path: Path) -> str | None:
         return "document"
     if name.endswith(SQUAD_SUFFIX):
         return "squad"
+    if name.endswith(EXTRACTED_SUFFIXES):
+        return "extracted"
     return None
 
 
@@ -160,6 +193,52 @@ def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestR
         return
     title = next((t for t in (title, file.stem) if t and is_title(t)), "")
     result.documents.append(Document(source, source, title, text))
+
+
+def _extract_all(
+    files: list[Path], root: Path, max_pdf_mb: float, cache: Path | None, progress: bool
+) -> dict[Path, FileText | Skip]:
+    """Each PDF and Word file's text, or why it gave none; the files not in the cache read with
+    one progress bar counting their pages."""
+    max_bytes = int(max_pdf_mb * 1024 * 1024)
+    found: dict[Path, FileText | Skip] = {}
+    digests: dict[Path, str] = {}
+    for file in files:
+        source = file.relative_to(root).as_posix()
+        size = file.stat().st_size
+        if size > max_bytes:
+            detail = f"{size:,} bytes > ingest.max_pdf_mb ({max_bytes:,} bytes)"
+            found[file] = Skip(source, SkipReason.TOO_LARGE, f"too large: {detail}", source)
+        elif size == 0:
+            found[file] = Skip(source, SkipReason.EMPTY, "empty file", source)
+        else:
+            digests[file] = file_sha256(file)
+    unread = [f for f in digests if cached_text(cache, digests[f]) is None]
+    pages = sum(page_count(f) for f in unread if f.suffix.lower() in PDF_SUFFIXES)
+    with tqdm(
+        total=pages,
+        unit="page",
+        desc="ingest: PDF pages",
+        disable=not progress or pages < PROGRESS_MIN_PAGES,
+    ) as bar:
+        for file, digest in digests.items():
+            source = file.relative_to(root).as_posix()
+            try:
+                found[file] = extract(file, digest, cache, lambda: bar.update(1))
+            except Unreadable as unreadable:
+                found[file] = Skip(source, unreadable.reason, unreadable.detail, source)
+    return found
+
+
+def _add_extracted(source: str, found: FileText | Skip, result: IngestResult) -> None:
+    if isinstance(found, Skip):
+        result.skipped.append(found)
+        return
+    if note := found.note(source):
+        result.notes.append(note)
+        result.textless_pages += len(found.textless)
+    title = next((t for t in (found.title, Path(source).stem) if t and is_title(t)), "")
+    result.documents.append(Document(source, source, title, found.text, found.places))
 
 
 def _read_squad(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from goldenset.corpus.places import place_label
+
 
 @dataclass(frozen=True)
 class Document:
@@ -37,6 +39,7 @@ def query_view(query: Mapping, document: Document, context: int) -> dict:
         "question": query["question"],
         "form": query.get("form") or "question",
         "doc_id": str(query["doc_id"]),
+        "place": place_label(query),  # "p. 12" of a PDF, "§ Setup > Cables" of a Word file
         "title": document.title,
         "text": marked(document.text[low:high], start - low, end - low),
         "cut": [low > 0, high < len(document.text)],

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from goldenset.corpus.places import place_label
 from goldenset.metrics.ranking import first_relevant_rank, judged_gains
 from goldenset.scoring.ranked import ItemJudgments
 from goldenset.scoring.topk import TopK
@@ -70,7 +71,8 @@ def _miss(question, rank, found, row, judged, chunk_texts, shown, chars) -> list
     lines = [
         f"### {place}: {_cut(question['question'], chars)}",
         "",
-        f"- question id `{question['qid']}`, document `{question['doc_id']}`",
+        f"- question id `{question['qid']}`, document `{question['doc_id']}`"
+        + (f", {label}" if (label := place_label(question)) else ""),
         f"- evidence: {_cut(question['evidence'], chars)}",
         "- relevant chunks: " + ", ".join(f"`{judged.item_ids[i]}`" for i in relevant),
         "",

@@ -1,4 +1,5 @@
-"""chunk: data/documents.parquet -> data/chunks.parquet, chunks as character spans of documents."""
+"""chunk: data/documents.parquet -> data/chunks.parquet, chunks as character spans of documents,
+each with its place: the pages it spans (PDF) or the heading it starts under (Word)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from goldenset.core.files import write_parquet
 from goldenset.core.params import EmbedParams, StageParams
 from goldenset.core.paths import CHUNKS, DOCUMENTS
 from goldenset.core.stage import run_stage
+from goldenset.corpus.places import chunk_places, places_by_document
 
 log = logging.getLogger("goldenset")
 
@@ -26,9 +28,11 @@ class ChunkStage(StageParams):
 def main(params: ChunkStage) -> None:
     if not DOCUMENTS.exists():
         raise GoldensetError(f"{DOCUMENTS} not found: run the ingest stage first (dvc repro)")
-    docs = pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"])
+    docs = pd.read_parquet(DOCUMENTS)
     settings = params.chunk
-    chunks = chunk_corpus(docs, settings, params.embed)
+    chunks = chunk_corpus(docs[["doc_id", "text"]], settings, params.embed)
+    places = places_by_document(docs["doc_id"], docs.get("places", [None] * len(docs)))
+    chunks["place"] = chunk_places(places, chunks["doc_id"], chunks["start"], chunks["end"])
     write_parquet(chunks, CHUNKS)
     lengths = (chunks["end"] - chunks["start"]).tolist() or [0]
     log.info(

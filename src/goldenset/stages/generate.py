@@ -15,6 +15,7 @@ from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import StageParams
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
+from goldenset.corpus.places import Places, places_by_document, with_places
 from goldenset.corpus.queries import in_examples, read_examples, read_refused, refused_qids
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
@@ -50,6 +51,14 @@ def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
     ids = frame["doc_id"].astype(str)
     titles = dict(zip(ids, frame["title"].fillna("").astype(str), strict=True))
     return list(zip(ids, frame["text"].astype(str), strict=True)), titles
+
+
+def read_places(path: Path) -> dict[str, Places]:
+    """The page or heading offsets of the documents that have them (PDF and Word files)."""
+    frame = pd.read_parquet(path)
+    if "places" not in frame:  # ingested before places were kept
+        return {}
+    return places_by_document(frame["doc_id"].astype(str), frame["places"])
 
 
 def generation(settings: GenerateParams, ask: bool = True) -> GenerationResult:
@@ -108,7 +117,7 @@ def main(params: GenerateStage) -> None:
     rows, rejects = result.rows, result.rejects
     if asked > settings.max_questions and rows:
         rows, rejects = select(rows, rejects, settings, weights)
-    write_jsonl(GOLDENSET, rows)
+    write_jsonl(GOLDENSET, with_places(rows, read_places(DOCUMENTS)))
     write_jsonl(REJECTS, rejects)
     reasked = refused_qids(settings.failed_queries, result.stats.asked_again)
     write_json(

@@ -41,9 +41,16 @@ class IngestStage(StageParams):
 
 def main(params: IngestStage) -> None:
     settings = params.ingest
-    result = ingest(settings.path, settings.max_file_mb, progress=True, exclude=settings.exclude)
-    for skip in result.skipped:
-        log.info(skip.line())
+    result = ingest(
+        settings.path,
+        settings.max_file_mb,
+        progress=True,
+        exclude=settings.exclude,
+        max_pdf_mb=settings.max_pdf_mb,
+        cache=Path(settings.cache_dir),
+    )
+    for line in [skip.line() for skip in result.skipped] + result.notes:
+        log.info(line)
     documents = result.documents
     duplicates = find_duplicates(
         [d.doc_id for d in documents], [d.text for d in documents], settings.near_duplicates
