@@ -20,7 +20,6 @@ from goldenset.corpus.places import Places, chunk_places, place_label, with_plac
 from tests.support.pdfs import write_docx, write_image_pdf, write_text_pdf
 
 SCIFACT = Path(__file__).parents[3] / "shared" / "datasets" / "scifact" / "corpus.jsonl.gz"
-HEADER, FOOTER = "Acme Field Manual, revision 7", "Page {page} of the Acme Field Manual"
 
 
 def known_text(documents: int = 12) -> str:

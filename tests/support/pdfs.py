@@ -21,6 +21,8 @@ FONT, SIZE, LEADING = "Helvetica", 10, 13
 MARGIN = 60
 GUTTER = 24
 MIN_SPLIT = 3  # letters kept on either side of a hyphen
+HEADER_TEXT = "Acme Field Manual, revision 7"
+FOOTER_TEXT = "Page {page} of the Acme Field Manual"
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,8 @@ def write_text_pdf(
     text: str,
     *,
     columns: int = 1,
-    header: str | None = "Acme Field Manual, revision 7",
-    footer: str | None = "Page {page} of the Acme Field Manual",
+    header: str | None = HEADER_TEXT,
+    footer: str | None = FOOTER_TEXT,
     hyphenate: bool = True,
     table: list[list[str]] | None = None,
     encrypt: str | None = None,

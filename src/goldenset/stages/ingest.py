@@ -41,6 +41,7 @@ class IngestStage(StageParams):
 
 def main(params: IngestStage) -> None:
     settings = params.ingest
+    Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output even when empty
     result = ingest(
         settings.path,
         settings.max_file_mb,
