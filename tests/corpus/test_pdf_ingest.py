@@ -69,6 +69,7 @@ def test_every_sentence_is_found_on_its_page_and_no_running_line_remains(tmp_pat
     assert placed_share(document.text, document.places, laid) == 1.0
     assert "Acme" not in document.text and "Page " not in document.text
     assert [page for _, page in document.places.pages] == list(range(1, laid.pages + 1))
+    assert document.title == "manual"  # not the writer's placeholder, "untitled"
 
 
 def test_hyphenated_words_are_rejoined_and_a_table_kept(tmp_path):
@@ -212,3 +213,31 @@ def test_places_reach_rows_and_chunks():
     assert labels == ["p. 1", "p. 1-4", ""]
     assert Places.from_json(places["m.pdf"].to_json()) == places["m.pdf"]
     assert place_label({"page": float("nan"), "heading": float("nan")}) == ""
+
+
+def test_a_worst_miss_names_the_page_of_its_evidence():
+    import numpy as np
+    import pandas as pd
+    from scipy.sparse import csr_array
+
+    from goldenset.scoring.ranked import ItemJudgments
+    from goldenset.scoring.reports import worst_misses
+    from goldenset.scoring.topk import TopK
+
+    questions = pd.DataFrame(
+        [
+            {
+                "qid": "q1",
+                "question": "Torque?",
+                "doc_id": "m.pdf",
+                "evidence": "25 Nm",
+                "page": 12,
+            },
+            {"qid": "q2", "question": "Cable?", "doc_id": "n.md", "evidence": "grey"},
+        ]
+    )
+    judged = ItemJudgments("synthetic", ["q1", "q2"], csr_array(np.eye(2)), ["m.pdf#0", "n.md#0"])
+    ranked = {"bm25": TopK(np.array([[1, 0], [0, 1]]), np.ones((2, 2), dtype=np.float32))}
+    report = worst_misses(questions, judged, ranked, ["25 Nm", "grey"], 5, 1, 80)
+    assert "document `m.pdf`, p. 12" in report
+    assert "document `n.md`\n" in report

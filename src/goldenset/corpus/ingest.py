@@ -58,6 +58,7 @@ SUPPORTED = (
 BINARY_PROBE_BYTES = 8192
 PROGRESS_MIN_FILES = 200
 PROGRESS_MIN_PAGES = 100
+PLACEHOLDER_TITLES = ("untitled", "microsoft word - ", "document1", "slide 1")
 
 
 def ingest(
@@ -237,7 +238,9 @@ def _add_extracted(source: str, found: FileText | Skip, result: IngestResult) ->
     if note := found.note(source):
         result.notes.append(note)
         result.textless_pages += len(found.textless)
-    title = next((t for t in (found.title, Path(source).stem) if t and is_title(t)), "")
+    # writers fill a PDF's title with their own placeholder: the file's name says more
+    own = "" if found.title.casefold().startswith(PLACEHOLDER_TITLES) else found.title
+    title = next((t for t in (own, Path(source).stem) if t and is_title(t)), "")
     result.documents.append(Document(source, source, title, found.text, found.places))
 
 
