@@ -241,3 +241,17 @@ def test_a_worst_miss_names_the_page_of_its_evidence():
     report = worst_misses(questions, judged, ranked, ["25 Nm", "grey"], 5, 1, 80)
     assert "document `m.pdf`, p. 12" in report
     assert "document `n.md`\n" in report
+
+
+def test_an_unmarked_line_end_hyphen_rejoins_the_word_unless_the_document_writes_it():
+    page = [Line("a systema-", 700), Line("tic study of self-", 687), Line("test rigs", 674)]
+    other = [Line("Each self-test rig is calibrated.", 700)]
+    text = assemble([page, other]).text
+    assert text.startswith("a systematic study of self-test rigs")
+    assert assemble([page]).text == "a systematic study of selftest rigs"
+
+
+def test_a_word_split_across_a_page_break_is_whole_on_its_first_page():
+    extracted = assemble([[Line("the imm-", 700)], [Line("unoregulatory change", 700)]])
+    assert extracted.text == "the immunoregulatory change"
+    assert Places(pages=extracted.pages).page_at(extracted.text.index("immuno")) == 1

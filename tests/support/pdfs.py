@@ -34,7 +34,13 @@ class Laid:
 
 
 def sentences_of(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s]
+    """The sentences the layout tracks: each paragraph's words, cut after . ! or ?"""
+    sentences = []
+    for paragraph in re.split(r"\n\s*\n", text.strip()):
+        words = paragraph.split()
+        cuts = sorted(_sentence_start_words(words)) + [len(words)]
+        sentences += [" ".join(words[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    return sentences
 
 
 def write_text_pdf(

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 
 LIGATURES = re.compile("[\ufb00-\ufb06]")
 SOFT_HYPHEN = "\ufffe"  # PDFium's mark for a hyphen it found at a line end
+LINE_END_HYPHEN = "\u00ad"  # a "-" ending a line before a lowercase letter, PDFium left unmarked
+SPLIT_WORD = re.compile(r"(\w+)\u00ad(\w+)")
+COMPOUND = re.compile(r"\w+-\w+")
 PAGE_NUMBER = re.compile(r"(?:page|p\.|seite|página)?\s*#(?:\s*(?:of|/)\s*#)?", re.IGNORECASE)
 EDGE_LINES = 2  # lines looked at on each edge of a page
 RUNNING_SHARE = 1 / 3
@@ -90,9 +93,25 @@ def page_text(lines: Sequence[Line]) -> str:
             continue
         if parts:
             drop = lines[index - 1].last_y - line.y
-            parts.append("\n\n" if spacing and drop > PARAGRAPH_GAP * spacing else " ")
+            if spacing and drop > PARAGRAPH_GAP * spacing:
+                parts.append("\n\n")
+            elif parts[-1][-1:] == "-" and parts[-1][-2:-1].isalpha() and text[0].islower():
+                parts[-1] = parts[-1][:-1] + LINE_END_HYPHEN
+            else:
+                parts.append(" ")
         parts.append(text)
     return unhyphenate("".join(parts))
+
+
+def rejoin(body: str, compounds: set[str]) -> str:
+    """Words split by an unmarked hyphen at a line end: "self-\ntest" stays "self-test" when the
+    document writes it so elsewhere, else the word is whole again ("systema-\ntic")."""
+
+    def whole(match: re.Match) -> str:
+        hyphenated = f"{match.group(1)}-{match.group(2)}"
+        return hyphenated if hyphenated in compounds else match.group(1) + match.group(2)
+
+    return SPLIT_WORD.sub(whole, body)
 
 
 def unhyphenate(text: str) -> str:
@@ -101,20 +120,44 @@ def unhyphenate(text: str) -> str:
     return LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
 
 
+def _page_break(before: str, body: str, compounds: set[str]) -> tuple[str, bool]:
+    """What goes between a page and the next: a line break, or nothing when a word is split
+    across the break ("imm-" / "unoregulatory"); and whether the page's last character, that
+    hyphen, goes too (it stays only where the document writes the word with one)."""
+    if not (before[-1:] == "-" and before[-2:-1].isalpha() and body[0].islower()):
+        return "\n", False
+    head = re.search(r"\w+-$", before)
+    tail = re.match(r"\w+", body)
+    hyphenated = (head.group() if head else "") + (tail.group() if tail else "")
+    return "", hyphenated not in compounds
+
+
 def assemble(pages: Sequence[Sequence[Line]]) -> Extracted:
     """The document: pages' texts without their running lines, joined by a line break (so a
     sentence across a page break stays one sentence)."""
     running = running_lines(pages)
-    text, starts, textless = "", [], []
-    for number, (lines, dropped) in enumerate(zip(pages, running, strict=True), start=1):
-        kept = [line for i, line in enumerate(lines) if i not in dropped]
-        body = page_text(kept)
+    bodies = [
+        page_text([line for i, line in enumerate(lines) if i not in dropped])
+        for lines, dropped in zip(pages, running, strict=True)
+    ]
+    # the hyphenated words the document writes within a line: a split word keeps its hyphen
+    # only where it is one of them
+    compounds = set(COMPOUND.findall("\n".join(bodies)))
+    parts: list[str] = []
+    length, starts, textless = 0, [], []
+    for number, (lines, body) in enumerate(zip(pages, bodies, strict=True), start=1):
+        body = rejoin(body, compounds) if LINE_END_HYPHEN in body else body
         if not lines:
             textless.append(number)
         if not body:
             continue
-        if text:
-            text += "\n"
-        starts.append((len(text), number))
-        text += body
-    return Extracted(text, tuple(starts), tuple(textless), len(pages))
+        if parts:
+            separator, drop_hyphen = _page_break(parts[-1], body, compounds)
+            if drop_hyphen:
+                parts[-1], length = parts[-1][:-1], length - 1
+            parts.append(separator)
+            length += len(separator)
+        starts.append((length, number))
+        parts.append(body)
+        length += len(body)
+    return Extracted("".join(parts), tuple(starts), tuple(textless), len(pages))
