@@ -308,7 +308,8 @@ def tokenizer():
 
 def token_offsets(tokenizer, text):
     encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    return [(s, e) for s, e in encoding["offset_mapping"] if e > s]
+    # tokens of one span (a syllable split into its letters) are one unit: it cannot be cut
+    return sorted({(s, e) for s, e in encoding["offset_mapping"] if e > s})
 
 
 @settings(

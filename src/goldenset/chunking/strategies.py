@@ -37,14 +37,16 @@ def token_spans(text: str, tokenizer: Any, size: int, overlap: int = 0) -> list[
     """Windows of at most `size` tokens of a Hugging Face fast tokenizer, cut at token boundaries.
 
     Characters the tokenizer drops (zero-width or control characters) between two windows go
-    with the earlier window, so no character falls between chunks.
+    with the earlier window, so no character falls between chunks. Tokens of one span of text (a
+    Hangul syllable BERT's normalizer splits into its letters) count as one: text is cut between
+    characters, never inside one.
     """
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("token chunking needs a fast (Rust) tokenizer for its offset mapping")
     if size <= 0 or not 0 <= overlap < size:
         raise ValueError(f"need 0 <= overlap < size, got size={size}, overlap={overlap}")
     encoding = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    offsets = [(s, e) for s, e in encoding["offset_mapping"] if e > s]
+    offsets = sorted({(s, e) for s, e in encoding["offset_mapping"] if e > s})
     if not offsets:
         return segments(text, [])
     firsts = list(range(0, max(len(offsets) - overlap, 1), size - overlap))
