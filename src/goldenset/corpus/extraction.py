@@ -57,10 +57,6 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def is_pdf_or_word(path: Path) -> bool:
-    return path.name.lower().endswith(PDF_SUFFIXES + WORD_SUFFIXES)
-
-
 def cached_text(cache: Path | None, digest: str) -> FileText | Unreadable | None:
     """What the file of this content hash gave before, or None when it was never read (or its
     entry is damaged: it is then read again and the entry replaced)."""
@@ -76,15 +72,11 @@ def cached_text(cache: Path | None, digest: str) -> FileText | Unreadable | None
 
 def extract(
     path: Path, digest: str, cache: Path | None, on_page: Callable[[], None] = lambda: None
-) -> FileText:
-    """The file's text, from the cache or read now (then kept); raises Unreadable."""
-    found = cached_text(cache, digest)
-    if found is None:
-        found = _read(path, on_page)
-        if cache is not None:
-            write_json(_entry(cache, digest), _to_json(found), indent=None)
-    if isinstance(found, Unreadable):
-        raise found
+) -> FileText | Unreadable:
+    """Read the file now, and keep what it gave in the cache (the caller looked there first)."""
+    found = _read(path, on_page)
+    if cache is not None:
+        write_json(_entry(cache, digest), _to_json(found), indent=None)
     return found
 
 

@@ -214,21 +214,21 @@ def _extract_all(
             found[file] = Skip(source, SkipReason.EMPTY, "empty file", source)
         else:
             digests[file] = file_sha256(file)
-    unread = [f for f in digests if cached_text(cache, digests[f]) is None]
-    pages = sum(page_count(f) for f in unread if f.suffix.lower() in PDF_SUFFIXES)
-    with tqdm(
-        total=pages,
-        unit="page",
-        desc="ingest: PDF pages",
-        disable=not progress or pages < PROGRESS_MIN_PAGES,
-    ) as bar:
+    before = {file: cached_text(cache, digest) for file, digest in digests.items()}
+    pages = sum(page_count(f) for f, got in before.items() if got is None and _is_pdf(f))
+    quiet = not progress or pages < PROGRESS_MIN_PAGES
+    with tqdm(total=pages, unit="page", desc="ingest: PDF pages", disable=quiet) as bar:
         for file, digest in digests.items():
+            got = before[file] or extract(file, digest, cache, lambda: bar.update(1))
             source = file.relative_to(root).as_posix()
-            try:
-                found[file] = extract(file, digest, cache, lambda: bar.update(1))
-            except Unreadable as unreadable:
-                found[file] = Skip(source, unreadable.reason, unreadable.detail, source)
+            found[file] = (
+                Skip(source, got.reason, got.detail, source) if isinstance(got, Unreadable) else got
+            )
     return found
+
+
+def _is_pdf(path: Path) -> bool:
+    return path.suffix.lower() in PDF_SUFFIXES
 
 
 def _add_extracted(source: str, found: FileText | Skip, result: IngestResult) -> None:

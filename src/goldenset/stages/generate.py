@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 from pydantic import Field
 
 from goldenset.core.echo import WindowIndex
@@ -55,9 +56,9 @@ def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
 
 def read_places(path: Path) -> dict[str, Places]:
     """The page or heading offsets of the documents that have them (PDF and Word files)."""
-    frame = pd.read_parquet(path)
-    if "places" not in frame:  # ingested before places were kept
+    if "places" not in pq.read_schema(path).names:  # ingested before places were kept
         return {}
+    frame = pd.read_parquet(path, columns=["doc_id", "places"])
     return places_by_document(frame["doc_id"].astype(str), frame["places"])
 
 
