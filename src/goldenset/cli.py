@@ -86,13 +86,20 @@ def add_demo(commands: argparse._SubParsersAction) -> None:
         "demo",
         help="write demo documents and real queries to start from",
         description="Write SciFact abstracts shipped in the package into DIR, one Markdown file "
-        "each (<id>.md), and the real SciFact claims judged on them in the BEIR layout "
+        "each (<id>.md; <id>.pdf with --pdf), and the real SciFact claims judged on them in the "
+        "BEIR layout "
         "(queries.jsonl, qrels.tsv), which `goldenset init --docs DIR` scores as real queries. "
         "Refuses a DIR that exists and is not empty.",
     )
     _directory(demo, "docs", "the folder to write (default: docs)")
     demo.add_argument(
         "--documents", type=int, default=40, metavar="N", help="how many abstracts (1 to 100)"
+    )
+    demo.add_argument(
+        "--pdf",
+        action="store_true",
+        help="write each abstract as a PDF of small pages, its page number at the foot (Greek "
+        "letters spelled out: the standard PDF fonts have none)",
     )
 
 
@@ -268,7 +275,7 @@ def add_init(commands: argparse._SubParsersAction) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     from goldenset.demo import write_demo
 
-    for line in write_demo(args.directory, args.documents):
+    for line in write_demo(args.directory, args.documents, args.pdf):
         print(line)
     return 0
 

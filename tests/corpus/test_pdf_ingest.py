@@ -193,13 +193,17 @@ def test_the_cache_pays_each_file_once_and_a_changed_file_again(tmp_path):
     again = ingest(folder, 20, cache=cache)
     assert again.documents[0].text == "planted text from the cache"
     assert [s.reason for s in again.skipped] == [s.reason for s in first.skipped]
+    assert (first.files_extracted, first.files_cached) == (2, 0)
+    assert (again.files_extracted, again.files_cached) == (0, 2)
+    assert "PDF and Word files: 0 extracted, 2 from the cache" in again.summary()
     # a damaged entry is read again, not trusted
     entry.write_text("{not json")
     assert ingest(folder, 20, cache=cache).documents[0].text == first.documents[0].text
     # a changed file is a new hash, a new entry
     write_text_pdf(folder / "a.pdf", known_text(3))
-    ingest(folder, 20, cache=cache)
+    changed = ingest(folder, 20, cache=cache)
     assert len(sorted(cache.rglob("*.json"))) == 3
+    assert (changed.files_extracted, changed.files_cached) == (1, 1)
 
 
 def test_places_reach_rows_and_chunks():
@@ -213,6 +217,10 @@ def test_places_reach_rows_and_chunks():
     assert labels == ["p. 1", "p. 1-4", ""]
     assert Places.from_json(places["m.pdf"].to_json()) == places["m.pdf"]
     assert place_label({"page": float("nan"), "heading": float("nan")}) == ""
+    # a table where every question is about a PDF holds its pages as numpy integers
+    import pandas as pd
+
+    assert place_label(pd.DataFrame({"page": [3, 4]}).iloc[0]) == "p. 3"
 
 
 def test_a_worst_miss_names_the_page_of_its_evidence():
@@ -255,3 +263,45 @@ def test_a_word_split_across_a_page_break_is_whole_on_its_first_page():
     extracted = assemble([[Line("the imm-", 700)], [Line("unoregulatory change", 700)]])
     assert extracted.text == "the immunoregulatory change"
     assert Places(pages=extracted.pages).page_at(extracted.text.index("immuno")) == 1
+
+
+def test_a_hyphen_after_a_capital_or_before_and_is_no_split_word():
+    # PDFium marks every line-end hyphen it joins; "SUD-" and "pre- and post-" are not split words
+    marked = assemble([[Line("the SUD\ufffeand SUD+ groups, pre\ufffeand post-test", 700)]])
+    assert marked.text == "the SUD- and SUD+ groups, pre- and post-test"
+    unmarked = [Line("the SUD-", 700), Line("and SUD+ groups", 687)]
+    assert assemble([unmarked]).text == "the SUD- and SUD+ groups"
+    assert assemble([[Line("a ther\ufffeapy", 700)]]).text == "a therapy"
+
+
+def test_a_line_repeated_only_at_another_edge_is_not_running():
+    # a two-page document whose title's last line is also its last line
+    first = [Line("Virus attachment", 800, size=12), Line("and uncoating.", 785, size=12)]
+    first += [Line(f"Body line {n}.", 700 - 12 * n, size=9) for n in range(8)]
+    first.append(Line("1", 30, size=9))
+    last = [Line(f"Of the virus {n}", 800 - 12 * n, size=9) for n in range(3)]
+    last += [Line("and uncoating.", 764, size=9), Line("2", 30, size=9)]
+    extracted = assemble([first, last])
+    assert extracted.text.endswith("Of the virus 2 and uncoating.")
+    assert extracted.title == "Virus attachment and uncoating."
+
+
+def test_a_first_page_without_a_larger_font_names_no_title():
+    page = [Line(f"Body line {n}.", 700 - 12 * n, size=9) for n in range(8)]
+    assert assemble([page]).title == ""
+    assert assemble([[Line("Big", 800, size=20), Line("small", 700, size=9)]]).title == ""
+
+
+def test_the_demo_as_pdfs_reads_back_as_its_abstracts_with_titles(tmp_path):
+    from goldenset.demo import read_demo, write_demo
+    from goldenset.demo.pdf import typeable
+
+    lines = write_demo(tmp_path / "docs", 5, pdf=True)
+    assert lines[0].startswith("goldenset demo: wrote 5 SciFact abstracts as PDFs (")
+    result = ingest(tmp_path / "docs", 20, cache=tmp_path / "cache")
+    docs = {doc.doc_id: doc for doc in result.documents}
+    for abstract in read_demo(5)[0]:
+        document = docs[f"{abstract['_id']}.pdf"]
+        assert document.title == normalized(typeable(abstract["title"]))
+        assert normalized(typeable(abstract["text"])) in normalized(document.text)
+    assert typeable("β-cells ≤ 5 μm, CO₂") == "beta-cells <= 5 µm, CO2"

@@ -316,3 +316,21 @@ def test_the_callables_answers_are_kept_and_an_unchanged_rerun_asks_nothing(scor
     finally:
         params["retrievers"]["external"]["version"] = ""
         (scored / "params.yaml").write_text(yaml.safe_dump(params))
+
+
+def test_a_chunk_of_a_pdf_or_word_file_carries_its_place_into_the_beir_corpus():
+    from goldenset.scoring.exports import beir_corpus
+
+    chunks = pd.DataFrame(
+        {
+            "chunk_id": ["m.pdf#0", "n.md#0"],
+            "doc_id": ["m.pdf", "n.md"],
+            "text": ["Torque 25 Nm.", "Grey."],
+            "start": [0, 0],
+            "end": [13, 5],
+            "place": ["p. 12-13", ""],
+        }
+    )
+    rows = [json.loads(line) for line in beir_corpus(chunks).splitlines()]
+    assert rows[0]["metadata"] == {"doc_id": "m.pdf", "start": 0, "end": 13, "place": "p. 12-13"}
+    assert rows[1]["metadata"] == {"doc_id": "n.md", "start": 0, "end": 5}

@@ -71,10 +71,17 @@ class IngestResult:
     squad_unanswerable: int = 0  # SQuAD v2.0 questions marked is_impossible
     notes: list[str] = field(default_factory=list)  # kept documents with pages that gave no text
     textless_pages: int = 0
+    files_extracted: int = 0  # PDF and Word files read this run (the others: from the cache)
+    files_cached: int = 0
 
     def summary(self) -> str:
         chars = sum(len(doc.text) for doc in self.documents)
         parts = [f"{len(self.documents):,} documents read, {chars:,} chars"]
+        if self.files_extracted or self.files_cached:
+            parts.append(
+                f"PDF and Word files: {self.files_extracted:,} extracted, "
+                f"{self.files_cached:,} from the cache"
+            )
         if self.skipped:
             counts = Counter(skip.reason for skip in self.skipped)
             reasons = ", ".join(f"{n:,} {reason}" for reason, n in sorted(counts.items()))

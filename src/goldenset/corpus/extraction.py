@@ -24,7 +24,7 @@ PDF_SUFFIXES = (".pdf",)
 WORD_SUFFIXES = (".docx",)
 # bump when the text a file gives changes (goldenset.corpus.layout, .pdf, .docx): old entries
 # are then never read again
-EXTRACTION_VERSION = 1
+EXTRACTION_VERSION = 2
 OCR_HINT = "goldenset does not OCR: run OCR first, e.g. ocrmypdf in.pdf out.pdf"
 
 

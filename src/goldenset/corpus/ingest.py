@@ -46,7 +46,7 @@ from goldenset.corpus.html import html_title_and_text
 from goldenset.corpus.labelled import read_squad_file
 from goldenset.corpus.pdf import page_count
 from goldenset.corpus.queries import is_query_file
-from goldenset.corpus.titles import is_title, markdown_title, rst_title
+from goldenset.corpus.titles import is_placeholder, is_title, markdown_title, rst_title
 
 DOCUMENT_SUFFIXES = (".md", ".txt", ".rst", ".html", ".htm")
 EXTRACTED_SUFFIXES = PDF_SUFFIXES + WORD_SUFFIXES
@@ -58,7 +58,6 @@ SUPPORTED = (
 BINARY_PROBE_BYTES = 8192
 PROGRESS_MIN_FILES = 200
 PROGRESS_MIN_PAGES = 100
-PLACEHOLDER_TITLES = ("untitled", "microsoft word - ", "document1", "slide 1")
 
 
 def ingest(
@@ -106,7 +105,7 @@ def ingest(
     wanted = [f for f in files if _kind(f) is not None]
     result.ignored = len(files) - len(wanted)
     extracted = _extract_all(
-        [f for f in wanted if _kind(f) == "extracted"], root, max_pdf_mb, cache, progress
+        [f for f in wanted if _kind(f) == "extracted"], root, max_pdf_mb, cache, progress, result
     )
     bar = tqdm(
         wanted, unit="file", desc="ingest", disable=not progress or len(wanted) < PROGRESS_MIN_FILES
@@ -197,10 +196,15 @@ def _read_document_file(file: Path, source: str, max_bytes: int, result: IngestR
 
 
 def _extract_all(
-    files: list[Path], root: Path, max_pdf_mb: float, cache: Path | None, progress: bool
+    files: list[Path],
+    root: Path,
+    max_pdf_mb: float,
+    cache: Path | None,
+    progress: bool,
+    result: IngestResult,
 ) -> dict[Path, FileText | Skip]:
     """Each PDF and Word file's text, or why it gave none; the files not in the cache read with
-    one progress bar counting their pages."""
+    one progress bar counting their pages (`result` counts both)."""
     max_bytes = int(max_pdf_mb * 1024 * 1024)
     found: dict[Path, FileText | Skip] = {}
     digests: dict[Path, str] = {}
@@ -215,6 +219,8 @@ def _extract_all(
         else:
             digests[file] = file_sha256(file)
     before = {file: cached_text(cache, digest) for file, digest in digests.items()}
+    result.files_cached = sum(got is not None for got in before.values())
+    result.files_extracted = len(before) - result.files_cached
     pages = sum(page_count(f) for f, got in before.items() if got is None and _is_pdf(f))
     quiet = not progress or pages < PROGRESS_MIN_PAGES
     with tqdm(total=pages, unit="page", desc="ingest: PDF pages", disable=quiet) as bar:
@@ -238,8 +244,8 @@ def _add_extracted(source: str, found: FileText | Skip, result: IngestResult) ->
     if note := found.note(source):
         result.notes.append(note)
         result.textless_pages += len(found.textless)
-    # writers fill a PDF's title with their own placeholder: the file's name says more
-    own = "" if found.title.casefold().startswith(PLACEHOLDER_TITLES) else found.title
+    # a writer's placeholder title: the file's name says more
+    own = "" if is_placeholder(found.title) else found.title
     title = next((t for t in (own, Path(source).stem) if t and is_title(t)), "")
     result.documents.append(Document(source, source, title, found.text, found.places))
 

@@ -5,7 +5,7 @@ their height on the page; this module drops running headers and footers, joins t
 paragraph, rejoins words hyphenated at a line end, and unfolds ligatures.
 
 A running header or footer is a line at the top or bottom edge of its page whose text, with
-digits masked, is at an edge of at least a third of the pages (and of two); a lone page number
+digits masked, is at that edge of at least a third of the pages (and of two); a lone page number
 ("12", "Page 12", "12 of 40") at an edge goes on any page.
 """
 
@@ -20,13 +20,18 @@ from dataclasses import dataclass
 
 LIGATURES = re.compile("[\ufb00-\ufb06]")
 SOFT_HYPHEN = "\ufffe"  # PDFium's mark for a hyphen it found at a line end
+MARKED_HYPHEN = re.compile("(.?)\ufffe ?", re.DOTALL)
+SPLIT_LOOKAHEAD = 8  # characters after a line-end hyphen that tell a split word
 LINE_END_HYPHEN = "\u00ad"  # a "-" ending a line before a lowercase letter, PDFium left unmarked
 SPLIT_WORD = re.compile(r"(\w+)\u00ad(\w+)")
 COMPOUND = re.compile(r"\w+-\w+")
+SUSPENDED = {"and", "or", "to", "nor"}  # "pre- and post-": a hyphen left hanging, not a split
 PAGE_NUMBER = re.compile(r"(?:page|p\.|seite|página)?\s*#(?:\s*(?:of|/)\s*#)?", re.IGNORECASE)
 EDGE_LINES = 2  # lines looked at on each edge of a page
 RUNNING_SHARE = 1 / 3
 PARAGRAPH_GAP = 1.5  # a drop this many times the usual line spacing starts a paragraph
+TITLE_SIZE = 1.15  # a first page's opening lines this much larger than its usual size title it
+TITLE_LINES = 6
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class Line:
     text: str
     y: float  # the height of its first character, growing upwards (PDF coordinates)
     end_y: float | None = None  # of its last: lower when the reader joined hyphenated lines
+    size: float = 0.0  # the font size of its first character (0: not known)
 
     @property
     def last_y(self) -> float:
@@ -55,23 +61,26 @@ def masked(text: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.split()).casefold())
 
 
-def _edges(lines: Sequence[Line]) -> list[int]:
-    """Indices of the top and bottom lines of a page, by height, EDGE_LINES each."""
+def _edges(lines: Sequence[Line]) -> list[tuple[str, int]]:
+    """The top and bottom lines of a page, by height, EDGE_LINES each: (edge, index)."""
     order = sorted(range(len(lines)), key=lambda i: -lines[i].y)
-    return sorted(set(order[:EDGE_LINES] + order[-EDGE_LINES:]))
+    return [("top", i) for i in order[:EDGE_LINES]] + [("bottom", i) for i in order[-EDGE_LINES:]]
 
 
 def running_lines(pages: Sequence[Sequence[Line]]) -> list[set[int]]:
-    """For each page, the indices of its lines that are running headers, footers or numbers."""
-    at_edges = [{masked(lines[i].text) for i in _edges(lines)} for lines in pages]
-    counts = Counter(text for texts in at_edges for text in texts)
+    """For each page, the indices of its lines that are running headers, footers or numbers.
+
+    A line counts as running only at the same edge on other pages: a document's last line at
+    the foot of its last page is not its title's line at the top of its first."""
+    at_edges = [{(edge, masked(lines[i].text)) for edge, i in _edges(lines)} for lines in pages]
+    counts = Counter(key for keys in at_edges for key in keys)
     needed = max(2, RUNNING_SHARE * sum(1 for lines in pages if lines))
-    running = {text for text, n in counts.items() if n >= needed}
+    running = {key for key, n in counts.items() if n >= needed}
     return [
         {
             i
-            for i in _edges(lines)
-            if (m := masked(lines[i].text)) in running or PAGE_NUMBER.fullmatch(m)
+            for edge, i in _edges(lines)
+            if (edge, m := masked(lines[i].text)) in running or PAGE_NUMBER.fullmatch(m)
         }
         for lines in pages
     ]
@@ -95,12 +104,26 @@ def page_text(lines: Sequence[Line]) -> str:
             drop = lines[index - 1].last_y - line.y
             if spacing and drop > PARAGRAPH_GAP * spacing:
                 parts.append("\n\n")
-            elif parts[-1][-1:] == "-" and parts[-1][-2:-1].isalpha() and text[0].islower():
+            elif split_at_line_end(parts[-1], text):
                 parts[-1] = parts[-1][:-1] + LINE_END_HYPHEN
             else:
                 parts.append(" ")
         parts.append(text)
     return unhyphenate("".join(parts))
+
+
+def split_at_line_end(before: str, after: str) -> bool:
+    """Whether a line ending `before` and the next starting `after` split a word at a hyphen:
+    a lowercase letter before it ("hyphen-", not "SUD-") and a lowercase word after it that is
+    not the "and"/"or"/"to" of a suspended hyphen ("pre- and post-")."""
+    tail = re.match(r"\w+", after)
+    return (
+        before[-1:] == "-"
+        and before[-2:-1].islower()
+        and tail is not None
+        and after[0].islower()
+        and tail.group() not in SUSPENDED
+    )
 
 
 def rejoin(body: str, compounds: set[str]) -> str:
@@ -115,8 +138,15 @@ def rejoin(body: str, compounds: set[str]) -> str:
 
 
 def unhyphenate(text: str) -> str:
-    """Words a line end split: PDFium's soft hyphen joins them; ligatures become letters."""
-    text = text.replace(SOFT_HYPHEN + " ", "").replace(SOFT_HYPHEN, "")
+    """Words a line end split: PDFium's soft hyphen joins them, unless it ends no word
+    (split_at_line_end); ligatures become letters."""
+
+    def join(match: re.Match) -> str:
+        after = match.string[match.end() : match.end() + SPLIT_LOOKAHEAD]
+        split = split_at_line_end(match.group(1) + "-", after)
+        return match.group(1) + ("" if split else "- ")
+
+    text = MARKED_HYPHEN.sub(join, text)
     return LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
 
 
@@ -124,7 +154,7 @@ def _page_break(before: str, body: str, compounds: set[str]) -> tuple[str, bool]
     """What goes between a page and the next: a line break, or nothing when a word is split
     across the break ("imm-" / "unoregulatory"); and whether the page's last character, that
     hyphen, goes too (it stays only where the document writes the word with one)."""
-    if not (before[-1:] == "-" and before[-2:-1].isalpha() and body[0].islower()):
+    if not split_at_line_end(before, body):
         return "\n", False
     head = re.search(r"\w+-$", before)
     tail = re.match(r"\w+", body)
@@ -160,4 +190,20 @@ def assemble(pages: Sequence[Sequence[Line]]) -> Extracted:
         starts.append((length, number))
         parts.append(body)
         length += len(body)
-    return Extracted("".join(parts), tuple(starts), tuple(textless), len(pages))
+    title = display_title(pages[0]) if pages else ""
+    return Extracted("".join(parts), tuple(starts), tuple(textless), len(pages), title)
+
+
+def display_title(lines: Sequence[Line]) -> str:
+    """The title a first page shows: its opening lines (up to TITLE_LINES) set in a font larger
+    than the page's usual one, as papers, reports and manuals set theirs; "" when none is."""
+    sizes = [line.size for line in lines if line.size > 0]
+    if len(sizes) <= TITLE_LINES:
+        return ""
+    usual = statistics.median(sizes)
+    opening = []
+    for line in lines[:TITLE_LINES]:
+        if line.size < usual * TITLE_SIZE:
+            break
+        opening.append(line.text.strip())
+    return " ".join(opening)

@@ -17,6 +17,7 @@ import pypdfium2 as pdfium
 
 from goldenset.corpus.documents import SkipReason, Unreadable
 from goldenset.corpus.layout import Extracted, Line, assemble
+from goldenset.corpus.titles import is_placeholder
 
 ZERO_PAGES = "a PDF of zero pages"
 EMPTY_TREE = re.compile(rb"/Type\s*/Pages\b[^>]*/Count\s+0\b")
@@ -41,7 +42,9 @@ def read_pdf(path: Path, on_page: Callable[[], None] = lambda: None) -> Extracte
         document.close()
     if not pages:
         raise Unreadable(SkipReason.NO_PAGES, ZERO_PAGES)
-    return replace(assemble(pages), title=title)
+    found = assemble(pages)
+    # the file's own title first; else the one its first page shows (found.title)
+    return replace(found, title=title) if title and not is_placeholder(title) else found
 
 
 def _unreadable(error: pdfium.PdfiumError, path: Path) -> Unreadable:
@@ -81,7 +84,12 @@ def _page_lines(document: pdfium.PdfDocument, index: int) -> list[Line]:
                 first = start + len(raw) - len(raw.lstrip())
                 last = start + len(raw.rstrip()) - 1  # lower when PDFium joined hyphenated lines
                 lines.append(
-                    Line(raw, textpage.get_charbox(first)[1], textpage.get_charbox(last)[1])
+                    Line(
+                        raw,
+                        textpage.get_charbox(first)[1],
+                        textpage.get_charbox(last)[1],
+                        pdfium.raw.FPDFText_GetFontSize(textpage.raw, first),
+                    )
                 )
             start += len(raw) + 2
         return lines

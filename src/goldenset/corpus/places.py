@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import bisect
 import json
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 PAGE, HEADING = "page", "heading"  # the fields they add to a golden-set row
+PLACE = "place"  # the column of data/chunks.parquet: where a chunk is ("p. 12-13", "§ A > B")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ def place_label(fields: Mapping) -> str:
     """How a person reads a place: "p. 12", "§ Setup > Cables", or "" (a row's fields, or a
     table row where the missing ones are NaN)."""
     page, heading = fields.get(PAGE), fields.get(HEADING)
-    if isinstance(page, int | float) and page == page:  # NaN != NaN
+    # a table's page is a numpy number (int64, or float64 beside NaN), not an int
+    if isinstance(page, numbers.Real) and page == page:  # NaN != NaN
         return f"p. {int(page)}"
     return f"§ {heading}" if isinstance(heading, str) and heading else ""
 

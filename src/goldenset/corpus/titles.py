@@ -12,12 +12,18 @@ _RST_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*$")
 # "PMID: 12345", "DOI: 10.1000/x", "Date: 2021-03-04": a record's metadata, not its title
 _METADATA = re.compile(r"^\s*[A-Za-z][\w -]{0,20}:\s*[\w./-]*\d[\w./-]*\s*$")
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
+# what writers fill a file's title with when its author gave none
+PLACEHOLDERS = ("untitled", "microsoft word - ", "document1", "slide 1")
 
 
 def is_title(line: str) -> bool:
     """Whether a heading (or file name) can title a document: it has a word of letters and is
     not a metadata line. A number ("12") or "PMID: 12345" names nothing a reader would search."""
     return bool(_LETTERS.search(line)) and not _METADATA.match(line)
+
+
+def is_placeholder(title: str) -> bool:
+    return title.strip().casefold().startswith(PLACEHOLDERS)
 
 
 def markdown_title(text: str) -> str | None:

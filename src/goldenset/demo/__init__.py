@@ -1,6 +1,7 @@
 """`goldenset demo`: documents to try goldenset on, shipped beside this module (package data
 cut from the sample by data/make_demo_docs.py): the sample's first SciFact abstracts as
-Markdown files, and the real queries judged on them in the BEIR layout."""
+Markdown files (or PDF files, goldenset.demo.pdf), and the real queries judged on them in the
+BEIR layout."""
 
 from __future__ import annotations
 
@@ -28,18 +29,24 @@ def read_demo(n_docs: int = 40) -> tuple[list[dict], list[str], list[list[str]]]
     return docs, [line for line in lines if json.loads(line)["_id"] in qids], qrels
 
 
-def demo_files(docs: list[dict], queries: list[str], qrels: list[list[str]]) -> dict[str, str]:
-    """File name -> text: each document as Markdown, and its real queries in the BEIR layout,
-    judged on the Markdown files (a document's id in a folder is its file name)."""
-    files = {f"{doc['_id']}.md": f"# {doc['title']}\n\n{doc['text']}\n" for doc in docs}
+def demo_files(
+    docs: list[dict], queries: list[str], qrels: list[list[str]], suffix: str = ".md"
+) -> dict[str, str]:
+    """File name -> text: each document as Markdown (unless its files are PDFs, written apart),
+    and its real queries in the BEIR layout, judged on the documents' files (a document's id in
+    a folder is its file name)."""
+    files = {}
+    if suffix == ".md":
+        files = {f"{doc['_id']}.md": f"# {doc['title']}\n\n{doc['text']}\n" for doc in docs}
     files["queries.jsonl"] = "\n".join(queries) + "\n"
-    rows = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}.md\t{grade}" for q, d, grade in qrels)]
+    rows = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}{suffix}\t{g}" for q, d, g in qrels)]
     files["qrels.tsv"] = "\n".join(rows) + "\n"
     return files
 
 
-def write_demo(directory: Path, n_docs: int = 40) -> list[str]:
-    """Write `n_docs` documents and their real queries into a new folder; the lines to print."""
+def write_demo(directory: Path, n_docs: int = 40, pdf: bool = False) -> list[str]:
+    """Write `n_docs` documents (as PDFs with `pdf`) and their real queries into a new folder;
+    the lines to print."""
     if not 1 <= n_docs <= DEMO_DOCUMENTS:
         raise GoldensetError(
             f"goldenset demo: --documents {n_docs}: give 1 to {DEMO_DOCUMENTS} (the "
@@ -51,12 +58,26 @@ def write_demo(directory: Path, n_docs: int = 40) -> list[str]:
             "goldenset demo DIR"
         )
     docs, queries, qrels = read_demo(n_docs)
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, text in demo_files(docs, queries, qrels).items():
-        (directory / name).write_text(text, encoding="utf-8")
+    pages = write_documents(directory, docs, queries, qrels, pdf)
+    form = f"PDFs ({pages} pages)" if pdf else "Markdown"
     return [
-        f"goldenset demo: wrote {len(docs)} SciFact abstracts as Markdown and the "
+        f"goldenset demo: wrote {len(docs)} SciFact abstracts as {form} and the "
         f"{len(queries)} real queries judged on them (queries.jsonl, qrels.tsv) in {directory}",
         f"next: goldenset init --docs {shlex.quote(str(directory))}   # in a git repository "
         "(`git init` first in a new folder)",
     ]
+
+
+def write_documents(
+    directory: Path, docs: list[dict], queries: list[str], qrels: list[list[str]], pdf: bool
+) -> int:
+    """Write BEIR documents as files (Markdown, or PDF with `pdf`) and their real queries into
+    `directory`; the pages the PDFs took (0 for Markdown)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in demo_files(docs, queries, qrels, ".pdf" if pdf else ".md").items():
+        (directory / name).write_text(text, encoding="utf-8")
+    if not pdf:
+        return 0
+    from goldenset.demo.pdf import write_pdf  # PDFium only when asked for
+
+    return sum(write_pdf(directory / f"{d['_id']}.pdf", d["title"], d["text"]) for d in docs)

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
 from goldenset.core.params import ReviewParams
 from goldenset.core.vectors import CHUNK_VECTORS, read_vectors, read_vectors_of
+from goldenset.corpus.places import PLACE
 from goldenset.corpus.querysets import QuerySet
 from goldenset.scoring.evaluation import RetrieverChoice, score_chunking
 from goldenset.scoring.exports import beir_corpus
@@ -77,7 +79,11 @@ def read_score_inputs(
     (read_project_upstream) and their vectors (data/embeddings, checked against the ids they
     belong to), the documents' token starts, and what the enabled retrievers read from outside;
     and how the verdicts met the golden set (None: no verdict)."""
-    chunks = pd.read_parquet(root / paths.CHUNKS, columns=SCORED_CHUNK_COLUMNS)
+    # with each chunk's place in a PDF or Word file where the chunk stage wrote it, for the BEIR
+    # corpus export
+    kept = pq.read_schema(root / paths.CHUNKS).names
+    columns = [*SCORED_CHUNK_COLUMNS, *([PLACE] if PLACE in kept else [])]
+    chunks = pd.read_parquet(root / paths.CHUNKS, columns=columns)
     chunk_vectors = read_vectors(
         root / paths.EMBEDDINGS, CHUNK_VECTORS, chunks["chunk_id"].tolist()
     )

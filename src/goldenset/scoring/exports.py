@@ -15,24 +15,27 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.errors import GoldensetError
+from goldenset.corpus.places import PLACE
 from goldenset.scoring.topk import TopK
 
 
 def beir_corpus(chunks: pd.DataFrame) -> str:
-    """One JSON line per chunk: _id (chunk id), title (empty), text, and where it comes from."""
+    """One JSON line per chunk: _id (chunk id), title (empty), text, and where it comes from:
+    its document, offsets, and its place there when it has one ("p. 12-13", "§ A > B")."""
     return "".join(
         json.dumps(
-            {
-                "_id": row.chunk_id,
-                "title": "",
-                "text": row.text,
-                "metadata": {"doc_id": row.doc_id, "start": int(row.start), "end": int(row.end)},
-            },
+            {"_id": row.chunk_id, "title": "", "text": row.text, "metadata": _source(row)},
             ensure_ascii=False,
         )
         + "\n"
         for row in chunks.itertuples(index=False)
     )
+
+
+def _source(row) -> dict:
+    source = {"doc_id": row.doc_id, "start": int(row.start), "end": int(row.end)}
+    place = getattr(row, PLACE, "")
+    return {**source, "place": place} if isinstance(place, str) and place else source
 
 
 def beir_queries(qids: Iterable[str], texts: Iterable[str]) -> str:

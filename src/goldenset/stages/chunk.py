@@ -15,7 +15,7 @@ from goldenset.core.files import write_parquet
 from goldenset.core.params import EmbedParams, StageParams
 from goldenset.core.paths import CHUNKS, DOCUMENTS
 from goldenset.core.stage import run_stage
-from goldenset.corpus.places import chunk_places, places_by_document
+from goldenset.corpus.places import PLACE, chunk_places, places_by_document
 
 log = logging.getLogger("goldenset")
 
@@ -32,7 +32,7 @@ def main(params: ChunkStage) -> None:
     settings = params.chunk
     chunks = chunk_corpus(docs[["doc_id", "text"]], settings, params.embed)
     places = places_by_document(docs["doc_id"], docs.get("places", [None] * len(docs)))
-    chunks["place"] = chunk_places(places, chunks["doc_id"], chunks["start"], chunks["end"])
+    chunks[PLACE] = chunk_places(places, chunks["doc_id"], chunks["start"], chunks["end"])
     write_parquet(chunks, CHUNKS)
     lengths = (chunks["end"] - chunks["start"]).tolist() or [0]
     log.info(
