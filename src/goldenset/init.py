@@ -37,6 +37,7 @@ from goldenset.core.install import (
     reachable_requirement,
 )
 from goldenset.core.params import VERDICTS_FILE, section_model
+from goldenset.core.specs import parse_spec
 from goldenset.params import Params
 
 PACKAGE = Path(goldenset.__file__).parent
@@ -257,7 +258,12 @@ def git_top(folder: Path) -> Path:
 
 def retriever_folder(spec: str, top: Path, target: Path) -> tuple[str, str]:
     """(callable, its top package or module relative to the pipeline folder)."""
-    first = spec.partition(":")[0].split(".")[0]
+    try:
+        first = parse_spec(spec).top
+    except ValueError:
+        raise GoldensetError(
+            f"goldenset init: --retriever {spec}: give module:function, e.g. search.retrieve:search"
+        ) from None
     for path in (top / first, top / f"{first}.py"):
         if path.exists():
             return spec, os.path.relpath(path, target)

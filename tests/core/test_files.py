@@ -1,5 +1,5 @@
-"""The file conventions: one JSON Lines reader for every JSONL file the project reads, atomic
-writes with the mode a plain write would give."""
+"""The file conventions: one JSON Lines reader for every JSONL file the project reads, one reader
+for the JSON caches, atomic writes with the mode a plain write would give."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import read_jsonl, write_atomically
+from goldenset.core.files import read_json_cache, read_jsonl, write_atomically, write_json
 from goldenset.corpus.beir import document_text
 
 
@@ -44,6 +44,30 @@ def test_read_jsonl_lets_parse_raise_its_own_goldenset_error(tmp_path):
 
     with pytest.raises(GoldensetError, match="^line 1: no evidence$"):
         read_jsonl(path, parse, lambda n: "not this one")
+
+
+def test_a_json_cache_without_a_file_is_empty_and_one_with_a_file_is_what_it_holds(tmp_path):
+    path = tmp_path / "cache.json"
+    assert read_json_cache(path, "the answers") == {}
+    write_json(path, {"k": [1.0, 2.0]})
+    assert read_json_cache(path, "the answers") == {"k": [1.0, 2.0]}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"k": 1', b"\xff\xfe{}", b"[1, 2]", b"null", b""],
+    ids=["cut short", "not UTF-8", "a list", "null", "empty"],
+)
+def test_a_damaged_json_cache_is_one_line_naming_it_and_saying_to_delete_it(tmp_path, content):
+    path = tmp_path / "cache.json"
+    path.write_bytes(content)
+    with pytest.raises(GoldensetError) as caught:
+        read_json_cache(path, "the answers")
+    assert str(caught.value) == (
+        f"{path} is a damaged cache (not a JSON object): delete it, "
+        "and the next run asks for the answers again"
+    )
+    assert path.read_bytes() == content  # left for the user to see, not reset
 
 
 def test_write_atomically_gives_the_mode_a_plain_write_gives(tmp_path):

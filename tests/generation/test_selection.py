@@ -7,11 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from goldenset.core.errors import GoldensetError
 from goldenset.judge.selection import (
-    JUDGED_FILE,
+    PROBABILITIES_FILE,
     asked_for,
-    judged_probabilities,
+    cached_pass_probabilities,
     keep_best,
 )
 
@@ -52,13 +54,26 @@ def test_the_judge_reads_each_row_once(tmp_path):
         calls.append(len(frame))
         return np.linspace(0.1, 0.9, len(frame))
 
-    first = judged_probabilities(_rows(4), tmp_path, "w1", judge)
-    again = judged_probabilities(_rows(6), tmp_path, "w1", judge)
+    first = cached_pass_probabilities(_rows(4), tmp_path, "w1", judge)  # no file: empty
+    again = cached_pass_probabilities(_rows(6), tmp_path, "w1", judge)
     assert calls == [4, 2]  # only the two new rows
     assert np.allclose(again[:4], first)
-    assert (tmp_path / JUDGED_FILE).is_file()
-    judged_probabilities(_rows(6), tmp_path, "w2", judge)  # refitted weights read anew
+    assert (tmp_path / PROBABILITIES_FILE).is_file()
+    cached_pass_probabilities(_rows(6), tmp_path, "w2", judge)  # refitted weights read anew
     assert calls == [4, 2, 6]
+
+
+def test_a_damaged_cache_of_the_judges_readings_is_an_error_not_a_new_start(tmp_path):
+    (tmp_path / PROBABILITIES_FILE).write_bytes(b"\xff not UTF-8")
+
+    def judge(frame: pd.DataFrame) -> np.ndarray:
+        raise AssertionError("the judge is not asked while the cache is damaged")
+
+    with pytest.raises(GoldensetError) as caught:
+        cached_pass_probabilities(_rows(2), tmp_path, "w1", judge)
+    assert str(caught.value).startswith(f"{tmp_path / PROBABILITIES_FILE} is a damaged cache")
+    assert "delete it, and the next run asks for the judge's readings again" in str(caught.value)
+    assert (tmp_path / PROBABILITIES_FILE).read_bytes() == b"\xff not UTF-8"  # not overwritten
 
 
 def test_generate_selects_with_the_shipped_judge_unless_a_refitted_one_is_named(

@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from goldenset.audit.checks import Acceptance, render_report, run_audit
 from goldenset.core.echo import WindowFrequency, WindowIndex
+from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
 from goldenset.core.params import AuditParams
 from goldenset.judge.features import FEATURES, question_features, rarest_word
@@ -240,6 +241,19 @@ def test_the_audit_flag_rises_on_questions_a_strict_reviewer_rejects(
     assert any(flag.startswith("judge: an estimated") for flag in audits["bad"].flags)
     report = render_report(audits["bad"], params)
     assert "Least likely to pass a strict reviewer" in report and "judge: pass 0.0" in report
+
+
+def test_cached_readings_start_empty_without_a_file_and_a_damaged_file_is_an_error(tmp_path):
+    from goldenset.judge.reader import READINGS_FILE, cached_read
+
+    cached_read(tmp_path / "absent")  # opens without a file, loading no model
+    assert not (tmp_path / "absent").exists()  # nothing written before a reading
+    (tmp_path / READINGS_FILE).write_text("[[0.5, -1.0]]", encoding="utf-8")
+    with pytest.raises(GoldensetError) as caught:
+        cached_read(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / READINGS_FILE} is a damaged cache")
+    assert "delete it, and the next run asks for the bundled model's readings again" in message
 
 
 @pytest.mark.slow

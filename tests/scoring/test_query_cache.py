@@ -74,8 +74,17 @@ def test_the_identity_changes_with_the_version_and_the_callables_files(tmp_path)
 
 def test_a_damaged_cache_is_one_line_saying_what_to_do(tmp_path):
     (tmp_path / "store.json").write_text("{not json")
-    with pytest.raises(GoldensetError, match="store.json is not a retriever cache .* delete it"):
+    with pytest.raises(GoldensetError) as caught:
         QueryCache.open(tmp_path, "store")
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'store.json'} is a damaged cache")
+    assert "delete it, and the next run asks for the retriever's answers again" in message
+    assert "\n" not in message
+
+
+def test_a_cache_without_a_file_is_empty(tmp_path):
+    cache = QueryCache.open(tmp_path / "absent", "store")
+    assert cache.answers == {} and cache.get("k") is None
 
 
 class FailsOnce(Counting):

@@ -150,9 +150,9 @@ def reference_echoes(
     for entry in references():
         found = query_sets[entry.name]
         questions = pd.DataFrame({"qid": found.qids, "text": found.texts})
-        judged = found.document_judgments() if len(found) else None
+        judgments = found.document_judgments() if len(found) else None
         echoes[str(entry.echo_label)] = (
-            None if judged is None else real_query_echoes(questions, judged, documents)
+            None if judgments is None else real_query_echoes(questions, judgments, documents)
         )
     return echoes
 
@@ -379,8 +379,8 @@ def render_report(audit: Audit, params: AuditParams, review: Sequence[str] = ())
     lines += _question_blocks(worst.head(params.sample_size))
     if "p_pass" in q:
         lines += ["", "## Least likely to pass a strict reviewer (by the judge)", ""]
-        judged = q.dropna(subset=["p_pass"]).sort_values(["p_pass", "qid"])
-        lines += _question_blocks(judged.head(params.sample_size))
+        read = q.dropna(subset=["p_pass"]).sort_values(["p_pass", "qid"])
+        lines += _question_blocks(read.head(params.sample_size))
     lines += ["", "## Near-duplicate questions", ""]
     if not audit.duplicates:
         lines.append("None.")

@@ -46,11 +46,11 @@ def apply_gate(rows: list[Row], settings: CompareParams) -> list[Row]:
         )
     gated = [i for i, row in enumerate(rows) if row.name in set(settings.gate)]
     adjusted = dict(zip(gated, holm_adjusted([rows[i].p_value for i in gated]), strict=True))
-    judged = []
+    decided = []
     for i, row in enumerate(rows):
         p = float(adjusted.get(i, row.p_value))
         significant = p < settings.alpha
-        judged.append(
+        decided.append(
             replace(
                 row,
                 gated=i in adjusted,
@@ -61,4 +61,4 @@ def apply_gate(rows: list[Row], settings: CompareParams) -> list[Row]:
                 improvement=significant and row.delta > 0,
             )
         )
-    return judged
+    return decided

@@ -1,6 +1,7 @@
 """The pipeline's file conventions: what the stages write is atomic (a reader or a crash sees the
 old file or the whole new one) and byte-identical for identical content; JSON Lines (the golden
-set, BEIR queries, labelled questions) are read by one reader."""
+set, BEIR queries, labelled questions) are read by one reader; the JSON caches by another, which
+takes a damaged file for an error."""
 
 from __future__ import annotations
 
@@ -57,6 +58,25 @@ def write_json(path: Path, payload: object, indent: int = 2) -> None:
 def write_jsonl(path: Path, rows: list[dict]) -> None:
     """One JSON object a line, non-ASCII kept as is, written atomically."""
     write_atomically(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+
+
+def read_json_cache(path: Path, what: str) -> dict:
+    """The JSON object a cache file holds, {} when there is no file. A damaged file (not UTF-8,
+    not JSON, or not an object) is a GoldensetError of one line naming it and saying to delete it;
+    `what` is the work it held, done again then ("the retriever's answers")."""
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        cached = None
+    # an error, not a fresh start: starting empty would hide the damage and pay for `what` again
+    if not isinstance(cached, dict):
+        raise GoldensetError(
+            f"{path} is a damaged cache (not a JSON object): delete it, "
+            f"and the next run asks for {what} again"
+        )
+    return cached
 
 
 def read_jsonl(

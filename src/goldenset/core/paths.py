@@ -44,7 +44,7 @@ WORST_MISSES = Path("reports/worst_misses.md")
 # audit
 AUDIT_METRICS = Path("metrics/audit.json")
 AUDIT_REPORT = Path("reports/audit.md")
-JUDGED = Path("data/judged.parquet")  # the judge's probabilities of the questions it read
+JUDGE_PROBABILITIES = Path("data/judged.parquet")  # by qid, of the questions the judge read
 ECHO_PLOT = Path("plots/echo.json")
 # goldenset calibrate (no stage): golden mean against reference mean per configuration and view
 CALIBRATION_PLOT = Path("plots/calibration.json")

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import write_json
+from goldenset.core.files import read_json_cache, write_json
 from goldenset.core.install import install_command
 from goldenset.generation.providers.local_model import MODEL_SHA256, default_model_path
 
@@ -151,10 +151,7 @@ def cached_read(folder: Path, n_threads: int | None = None):
     first pair it lacks) for the others, each new reading kept at once: a re-run of the audit
     with the same questions loads no model."""
     path = folder / READINGS_FILE
-    try:
-        kept: dict[str, list[float]] = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        kept = {}
+    kept: dict[str, list[float]] = read_json_cache(path, "the bundled model's readings")
     reader: list[Reader] = []
 
     def read(sentence: str, question: str, form: str = "question") -> tuple[float, float]:

@@ -7,14 +7,13 @@ the top half passed a strict reviewer 50% of the time against 31% for all (docs:
 
 Spread: a document keeps at most `keep_share` of the questions asked of it (rounded up), so the
 set does not collapse onto the documents whose sentences the judge likes. The judge's readings
-are kept in a small cache beside the answers (`JUDGED_FILE`), keyed by what they read, so a
+are kept in a small cache beside the answers (`PROBABILITIES_FILE`), keyed by what they read, so a
 re-run pays nothing for them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,10 +23,10 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.echo import WindowFrequency, WindowIndex
-from goldenset.core.files import write_json
+from goldenset.core.files import read_json_cache, write_json
 from goldenset.judge.model import WEIGHTS
 
-JUDGED_FILE = "judged.json"  # in generate.cache_dir: the judge's P(pass) by what it read
+PROBABILITIES_FILE = "judged.json"  # in generate.cache_dir: the judge's P(pass) by what it read
 
 
 def asked_for(max_questions: int, keep_share: float) -> int:
@@ -60,7 +59,7 @@ def reading_key(row: dict, weights: str) -> str:
     return hashlib.sha256("\x1f".join(fields).encode("utf-8")).hexdigest()
 
 
-def judged_probabilities(
+def cached_pass_probabilities(
     rows: list[dict],
     cache_dir: str | Path,
     weights: str,
@@ -68,11 +67,8 @@ def judged_probabilities(
 ) -> np.ndarray:
     """P(pass) of each row: from the cache, else from `judge` (a frame of the rows not cached
     -> their probabilities), the new ones written to the cache at once."""
-    path = Path(cache_dir) / JUDGED_FILE
-    try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        cached = {}
+    path = Path(cache_dir) / PROBABILITIES_FILE
+    cached = read_json_cache(path, "the judge's readings")
     keys = [reading_key(row, weights) for row in rows]
     missing = [i for i, key in enumerate(keys) if key not in cached]
     if missing:

@@ -54,7 +54,7 @@ class RandomRanking:
     relevant: np.ndarray  # R: relevant items in the corpus
     relevant_all: np.ndarray  # R_all: with the judged items absent from the corpus
     gain: np.ndarray  # G: the sum of the relevant grades in the corpus
-    judged: np.ndarray  # R_all > 0
+    has_relevant: np.ndarray  # R_all > 0
     none: np.ndarray  # (queries, reach + 1): P(no relevant item in the first i)
 
     @classmethod
@@ -75,16 +75,18 @@ class RandomRanking:
 def recall_chance(ranking: RandomRanking, k: int) -> np.ndarray:
     r, shown = ranking.relevant, ranking.shown(k)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(ranking.judged, r * shown / (ranking.n * ranking.relevant_all), np.nan)
+        return np.where(
+            ranking.has_relevant, r * shown / (ranking.n * ranking.relevant_all), np.nan
+        )
 
 
 def precision_chance(ranking: RandomRanking, k: int) -> np.ndarray:
     r, shown = ranking.relevant, ranking.shown(k)
-    return np.where(ranking.judged, r * shown / (ranking.n * k), np.nan)
+    return np.where(ranking.has_relevant, r * shown / (ranking.n * k), np.nan)
 
 
 def hit_chance(ranking: RandomRanking, k: int) -> np.ndarray:
-    return np.where(ranking.judged, 1.0 - ranking.none[:, ranking.shown(k)], np.nan)
+    return np.where(ranking.has_relevant, 1.0 - ranking.none[:, ranking.shown(k)], np.nan)
 
 
 def ndcg_chance(ranking: RandomRanking, k: int) -> np.ndarray:
@@ -98,7 +100,7 @@ def ndcg_chance(ranking: RandomRanking, k: int) -> np.ndarray:
 def mrr_chance(ranking: RandomRanking, k: None) -> np.ndarray:
     none, reach = ranking.none, ranking.reach
     first_at = none[:, :reach] - none[:, 1 : reach + 1]  # P(first relevant at i), i = 1..reach
-    return np.where(ranking.judged, (first_at / np.arange(1, reach + 1)).sum(axis=1), np.nan)
+    return np.where(ranking.has_relevant, (first_at / np.arange(1, reach + 1)).sum(axis=1), np.nan)
 
 
 # The computed values: (LabelledRanking, k) -> per query.

@@ -90,11 +90,11 @@ def review_metrics(
     verdicts: Verdicts,
     golden_qids: set[str],
     reasked: set[str],
-    judged: pd.Series,
+    p_pass: pd.Series,
     params: ReviewParams,
 ) -> Review | None:
     """The people's pass share, each labeller's, their agreement, and the judge against them
-    (judged: P(pass) by qid of the questions the judge read); None without a verdict."""
+    (p_pass: P(pass) by qid of the questions the judge read); None without a verdict."""
     if not verdicts.latest:
         return None
     drawn = golden_qids | reasked
@@ -104,7 +104,7 @@ def review_metrics(
         "disagreement": params.disagreement,
         "labellers": labeller_estimates(verdicts, drawn),
         "agreement": [agreement.as_dict() for agreement in agreed],
-        "judge_against_person": judge_against_person(judged, verdicts, params),
+        "judge_against_person": judge_against_person(p_pass, verdicts, params),
     }
     return Review(metrics, agreed)
 

@@ -14,13 +14,13 @@ import numpy as np
 
 
 def review_order(
-    qids: Sequence[str], judged: Mapping[str, float], sample: int, seed: int
+    qids: Sequence[str], p_pass: Mapping[str, float], sample: int, seed: int
 ) -> list[tuple[str, str]]:
     """(qid, drawn) pairs in the order to review them; drawn is random or least_sure."""
     shuffled = [qids[i] for i in np.random.default_rng(seed).permutation(len(qids))]
     first, rest = shuffled[:sample], shuffled[sample:]
-    unsure = sorted((qid for qid in rest if qid in judged), key=lambda qid: abs(judged[qid] - 0.5))
-    unread = [qid for qid in rest if qid not in judged]
+    unsure = sorted((qid for qid in rest if qid in p_pass), key=lambda qid: abs(p_pass[qid] - 0.5))
+    unread = [qid for qid in rest if qid not in p_pass]
     return (
         [(qid, "random") for qid in first]
         + [(qid, "least_sure") for qid in unsure]

@@ -99,9 +99,9 @@ class Project:
         }
 
     @cached_property
-    def judged(self) -> dict[str, dict[str, float]]:
+    def judge_probabilities(self) -> dict[str, dict[str, float]]:
         """qid -> the judge's probability per criterion, for the questions the audit read."""
-        path = self.root / paths.JUDGED
+        path = self.root / paths.JUDGE_PROBABILITIES
         if not path.exists():
             return {}
         frame = pd.read_parquet(path)
@@ -127,7 +127,7 @@ class Project:
 
     @cached_property
     def order(self) -> list[tuple[str, str]]:
-        passes = {qid: probs["pass"] for qid, probs in self.judged.items()}
+        passes = {qid: probs["pass"] for qid, probs in self.judge_probabilities.items()}
         return review_order(list(self.queries), passes, self.params.sample, self.params.seed)
 
     @cached_property
@@ -209,7 +209,7 @@ def state(project: Project) -> dict:
 def query(project: Project, qid: str) -> dict:
     row = project.queries[qid]
     view = query_view(row, project.documents[row["doc_id"]], CONTEXT_CHARS)
-    return {**view, "judge": project.judged.get(qid)}
+    return {**view, "judge": project.judge_probabilities.get(qid)}
 
 
 def miss(project: Project, qid: str, retrievers: list[str]) -> dict:

@@ -12,13 +12,11 @@ a team's remote shares it like the LLM answers.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from goldenset.core.errors import GoldensetError
-from goldenset.core.files import write_json
+from goldenset.core.files import read_json_cache, write_json
 
 FOLDER_README = """# cache/retrievers
 
@@ -67,16 +65,9 @@ class QueryCache:
 
     @classmethod
     def open(cls, folder: Path, identity: str) -> QueryCache:
+        """The answers kept in `folder` for this identity (none when it has no file yet)."""
         path = folder / f"{identity}.json"
-        if not path.exists():
-            return cls(path)
-        try:
-            answers = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise GoldensetError(
-                f"{path} is not a retriever cache (damaged?): delete it to ask the retriever again"
-            ) from None
-        return cls(path, answers)
+        return cls(path, read_json_cache(path, "the retriever's answers"))
 
     def get(self, key: str) -> Any:
         return self.answers.get(key)

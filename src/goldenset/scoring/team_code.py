@@ -10,15 +10,18 @@ come in through here.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from importlib.machinery import ModuleSpec, PathFinder
+from importlib.util import module_from_spec
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.specs import parse_spec
 
 if TYPE_CHECKING:
     from goldenset.scoring.query_cache import QueryCache
@@ -37,25 +40,51 @@ CodeFolder = Annotated[
 
 def team_function(spec: str, folder: str, section: str, field: str = "callable") -> Callable:
     """``module:function`` imported from ``folder`` (``section``.``field`` names it in errors)."""
-    module_name, _, function_name = spec.partition(":")
+    name = parse_spec(spec)
     # the user's module sits in `folder`, named from the folder above it (the project folder
     # for external/, the repository's top for ../search), or in the project folder itself
-    for root in dict.fromkeys([os.getcwd(), str(Path(folder).resolve().parent)]):
-        if root not in sys.path:
-            sys.path.insert(0, root)
+    roots = list(dict.fromkeys([Path(folder).resolve().parent, Path.cwd()]))
     try:
-        module = importlib.import_module(module_name)
+        module = import_from(name.module, roots)
     except ImportError as error:
         raise GoldensetError(
-            f"{section}.{field}: cannot import {module_name!r} ({error}); put the module in "
+            f"{section}.{field}: cannot import {name.module!r} ({error}); put the module in "
             f"{section}.folder, e.g. external/<name>.py named external.<name>"
         ) from None
-    function = getattr(module, function_name, None)
+    function = getattr(module, name.function, None)
     if not callable(function):
         raise GoldensetError(
-            f"{section}.{field}: {module_name!r} has no function {function_name!r}"
+            f"{section}.{field}: {name.module!r} has no function {name.function!r}"
         )
     return function
+
+
+def import_from(module: str, roots: Sequence[Path]) -> ModuleType:
+    """The dotted `module`, its top package (or module) found in the first of `roots` holding
+    it, else on the usual import path; `sys.path` is left as it was. A top of that name loaded
+    before from another place is loaded again from here (two projects in one process)."""
+    top = module.split(".")[0]
+    found = next((spec for root in roots if (spec := PathFinder.find_spec(top, [str(root)]))), None)
+    if found is not None and _location(sys.modules.get(top)) != _location(found):
+        for loaded in [name for name in sys.modules if name == top or name.startswith(top + ".")]:
+            del sys.modules[loaded]
+        package = module_from_spec(found)
+        sys.modules[top] = package
+        try:
+            if found.loader is not None:  # a namespace package (a folder only) has none
+                found.loader.exec_module(package)
+        except BaseException:
+            del sys.modules[top]
+            raise
+    return importlib.import_module(module)
+
+
+def _location(what: ModuleType | ModuleSpec | None) -> object:
+    """Where a module or spec comes from: its file, or a namespace package's folders."""
+    spec = what if isinstance(what, ModuleSpec) or what is None else what.__spec__
+    if spec is None:
+        return None
+    return spec.origin or tuple(spec.submodule_search_locations or ())
 
 
 def team_object(section: str, field: str, spec: str, folder: str) -> Any:

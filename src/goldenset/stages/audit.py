@@ -31,7 +31,7 @@ from goldenset.core.paths import (
     ECHO_PLOT,
     EMBEDDINGS,
     GENERATE_STATS,
-    JUDGED,
+    JUDGE_PROBABILITIES,
 )
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
@@ -65,12 +65,12 @@ def main(params: AuditStage) -> None:
     echoes = reference_echoes(query_sets, documents)
     verdicts = read_review(params.review)
     weights = judge_weights(params.review.judge_path)
-    judged = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
+    read = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
     acceptance = None
-    if judged is not None:  # the set's share: from the seeded sample alone
-        sampled = judged.probabilities.loc[judge_sample(golden, params.audit)]
-        acceptance = Acceptance(sampled, judged.aucs)
-    p_pass = judged.probabilities["pass"] if judged else pd.Series(dtype=float)
+    if read is not None:  # the set's share: from the seeded sample alone
+        sampled = read.probabilities.loc[judge_sample(golden, params.audit)]
+        acceptance = Acceptance(sampled, read.aucs)
+    p_pass = read.probabilities["pass"] if read else pd.Series(dtype=float)
     p_pass.index = golden["qid"].iloc[p_pass.index]
     reasked = set(stats.get("reasked", []))  # failed questions generate asked again
     review = review_metrics(verdicts, set(golden["qid"]), reasked, p_pass, params.review)
@@ -86,7 +86,7 @@ def main(params: AuditStage) -> None:
         chance,
         review.metrics if review else None,
     )
-    write_judged(golden, judged)
+    write_judge_probabilities(golden, read)
     write_json(AUDIT_METRICS, audit.metrics)
     plotted = {"golden_set": audit.questions["echo"].tolist()}
     plotted.update({label: values or [] for label, values in echoes.items()})
@@ -95,7 +95,7 @@ def main(params: AuditStage) -> None:
     write_atomically(AUDIT_REPORT, render_report(audit, params.audit, section))
     m = audit.metrics
     passing = m.get("judge", {}).get("pass", {})
-    judged = (
+    judge_line = (
         "strict pass share {estimate} [{low}, {high}] by the judge".format(**passing)
         if passing
         else "no judge (audit.judge_sample: 0)"
@@ -107,7 +107,7 @@ def main(params: AuditStage) -> None:
         m["echo"]["median"],
         m.get("real_queries", {}).get("echo", {}).get("median", "n/a"),
         m["echo_share"],
-        judged,
+        judge_line,
         m["definitional_share"],
         m["near_duplicates"],
         AUDIT_REPORT,
@@ -116,10 +116,10 @@ def main(params: AuditStage) -> None:
         log.warning("audit: %s", flag)
 
 
-def write_judged(golden: pd.DataFrame, judged: Acceptance | None) -> None:
+def write_judge_probabilities(golden: pd.DataFrame, read: Acceptance | None) -> None:
     """data/judged.parquet: the judge's probabilities by qid, for the review page's order."""
-    found = judged.probabilities if judged else pd.DataFrame(columns=["pass"], dtype=float)
-    write_parquet(found.assign(qid=golden["qid"].iloc[found.index].to_numpy()), JUDGED)
+    found = read.probabilities if read else pd.DataFrame(columns=["pass"], dtype=float)
+    write_parquet(found.assign(qid=golden["qid"].iloc[found.index].to_numpy()), JUDGE_PROBABILITIES)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from goldenset.generation.summary import budget_stop, summary_lines
 from goldenset.judge.model import WEIGHTS, load_judge
 from goldenset.judge.selection import (
     asked_for,
-    judged_probabilities,
+    cached_pass_probabilities,
     keep_best,
     pass_judge,
     weights_digest,
@@ -152,7 +152,7 @@ def select(
     needed = {row["doc_id"] for row in rows}
     indexes = {doc_id: WindowIndex.of(text) for doc_id, text in documents if doc_id in needed}
     judge = pass_judge(indexes, weights)
-    scores = judged_probabilities(rows, settings.cache_dir, weights_digest(weights), judge)
+    scores = cached_pass_probabilities(rows, settings.cache_dir, weights_digest(weights), judge)
     doc_ids = [row["doc_id"] for row in rows]
     kept = set(keep_best(doc_ids, scores, settings.max_questions, settings.keep_share))
     dropped = [

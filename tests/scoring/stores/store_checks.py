@@ -84,7 +84,6 @@ def team_sections(
 ) -> Callable[..., Any]:
     """The sections of a team whose code is in this folder (module ``team``); its cache in
     tmp_path."""
-    monkeypatch.setattr(sys, "path", list(sys.path))  # load_callable adds the folder's parent
 
     def section(function: str = "retriever", **fields: Any) -> Any:
         return params(

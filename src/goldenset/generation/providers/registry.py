@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.registry import Registry
+from goldenset.core.specs import parse_spec
 from goldenset.generation.fields import Price
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ class ProviderEntry:
     def batch_run(self) -> BatchRun | None:
         if self.batch is None or callable(self.batch):
             return self.batch
-        module, _, name = self.batch.partition(":")
-        return getattr(importlib.import_module(module), name)
+        name = parse_spec(self.batch)
+        return getattr(importlib.import_module(name.module), name.function)
 
 
 PROVIDERS: Registry[ProviderEntry] = Registry(

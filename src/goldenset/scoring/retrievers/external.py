@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field, model_validator
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.specs import FunctionSpec
 from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
 from goldenset.scoring.team_code import CodeFolder
 
@@ -28,7 +29,7 @@ log = logging.getLogger("goldenset")
 
 class ExternalParams(RetrieverSection):
     enabled: bool = False
-    callable: str | None = Field(None, pattern=r"^[\w.]+:\w+$", description="module:function")
+    callable: FunctionSpec | None = Field(None, description="module:function")
     run_file: str | None = Field(None, min_length=1, description="a TREC run file")
     folder: CodeFolder = "external"
     cache_dir: str = Field(

@@ -9,23 +9,21 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.specs import FunctionSpec
 from goldenset.scoring.stores.base import StoreSection, needs
 from goldenset.scoring.team_code import CodeFolder, code_identity, team_object
-
-SPEC = r"^[\w.]+:\w+$"  # module:function
 
 
 class CallableSection(StoreSection):
     """A store built by the team's own ``module:function``, imported from ``folder`` (as
     retrievers.external's callable: goldenset.scoring.team_code)."""
 
-    callable: str | None = Field(
-        None, pattern=SPEC, description="module:function returning the retriever"
+    callable: FunctionSpec | None = Field(
+        None, description="module:function returning the retriever"
     )
     folder: CodeFolder = "external"
-    chunks: str | None = Field(
+    chunks: FunctionSpec | None = Field(
         None,
-        pattern=SPEC,
         description="module:function returning every chunk of the store (its whole chunking), "
         "for the chunk view; none: the chunk view is left out",
     )
