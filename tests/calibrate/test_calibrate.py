@@ -22,10 +22,11 @@ from scipy.stats import kendalltau
 from goldenset.calibrate.agreement import View, decision_agreement, tau_interval
 from goldenset.calibrate.bias import family_bias
 from goldenset.calibrate.figures import calibrate_view
+from goldenset.calibrate.grid import anchored, enabled_retrievers, grid, with_headline
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, members
 from goldenset.calibrate.noise import noise_ceiling
 from goldenset.calibrate.params import CalibrateParams, GroupParams
-from goldenset.calibrate.runs import anchored, calibrate, enabled_retrievers, grid, with_headline
+from goldenset.calibrate.runs import calibrate
 from goldenset.chunking.configured import chunk_documents
 from goldenset.chunking.params import ChunkParams
 from goldenset.core.errors import GoldensetError

@@ -37,10 +37,6 @@ from goldenset.calibrate.grid import (
     reported,
     views_of,
 )
-
-# the tests import these from here, where they were written before grid held them
-from goldenset.calibrate.grid import anchored as anchored
-from goldenset.calibrate.grid import with_headline as with_headline
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
 from goldenset.calibrate.params import CalibrateCommand, CalibrateParams
 from goldenset.chunking.params import ChunkParams
