@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from goldenset.core.errors import GoldensetError
-from goldenset.core.specs import parse_spec
+from goldenset.core.specs import FunctionName, parse_spec
 
 if TYPE_CHECKING:
     from goldenset.scoring.query_cache import QueryCache
@@ -45,7 +45,7 @@ def team_function(spec: str, folder: str, section: str, field: str = "callable")
     # for external/, the repository's top for ../search), or in the project folder itself
     roots = list(dict.fromkeys([Path(folder).resolve().parent, Path.cwd()]))
     try:
-        module = import_from(name.module, roots)
+        module = import_from(name, roots)
     except ImportError as error:
         raise GoldensetError(
             f"{section}.{field}: cannot import {name.module!r} ({error}); put the module in "
@@ -59,14 +59,14 @@ def team_function(spec: str, folder: str, section: str, field: str = "callable")
     return function
 
 
-def import_from(module: str, roots: Sequence[Path]) -> ModuleType:
-    """The dotted `module`, its top package (or module) found in the first of `roots` holding
+def import_from(name: FunctionName, roots: Sequence[Path]) -> ModuleType:
+    """The module `name` names, its top package (or module) found in the first of `roots` holding
     it, else on the usual import path; `sys.path` is left as it was. A top of that name loaded
     before from another place is loaded again from here (two projects in one process)."""
-    top = module.split(".")[0]
+    top = name.top
     found = next((spec for root in roots if (spec := PathFinder.find_spec(top, [str(root)]))), None)
     if found is not None and _location(sys.modules.get(top)) != _location(found):
-        for loaded in [name for name in sys.modules if name == top or name.startswith(top + ".")]:
+        for loaded in [key for key in sys.modules if key == top or key.startswith(top + ".")]:
             del sys.modules[loaded]
         package = module_from_spec(found)
         sys.modules[top] = package
@@ -76,7 +76,7 @@ def import_from(module: str, roots: Sequence[Path]) -> ModuleType:
         except BaseException:
             del sys.modules[top]
             raise
-    return importlib.import_module(module)
+    return importlib.import_module(name.module)
 
 
 def _location(what: ModuleType | ModuleSpec | None) -> object:
