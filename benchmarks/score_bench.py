@@ -20,9 +20,10 @@ With --project DIR it times instead what the score stage runs on that project's 
 on every query set, nothing written), the functions the stage and `goldenset calibrate` call.
 
 With --baseline REV it times the scoring the stage runs, a retriever's run then the one
-evaluator (dense's rank, then goldenset.scoring.ranked.score_ranked: every metric and the
-result rows), on the same data with REV's code and this checkout's, taking turns --repeat times
-in this one process, and prints the ratio (target: within 1.1x of the baseline):
+evaluator (dense's rank, its run read as the set's items, then
+goldenset.scoring.ranked.score_ranked: every metric and the result rows), on the same data with
+REV's code and this checkout's, taking turns --repeat times in this one process, and prints the
+ratio (target: within 1.1x of the baseline):
 
     PYTHONPATH=src python benchmarks/score_bench.py --baseline 54e878b --repeat 3
 """
@@ -214,6 +215,7 @@ def stage_scoring(chunks, questions, relevant, k, ks, item_ids) -> dict[str, flo
     whichever source folder `import goldenset` loads now (benchmarks/baseline.py)."""
     import inspect
 
+    from goldenset.scoring import retrievers
     from goldenset.scoring.ranked import ItemJudgments, score_ranked
     from goldenset.scoring.retrievers import Corpus, Queries
     from goldenset.scoring.retrievers.dense import Dense
@@ -225,9 +227,16 @@ def stage_scoring(chunks, questions, relevant, k, ks, item_ids) -> dict[str, flo
     qids = [f"q{row}" for row in range(len(questions))]
     judged = ItemJudgments("synthetic", qids, qrels, item_ids)
     dense = Dense(Corpus(item_ids, [""] * len(item_ids), chunks), "cpu")
-    # before the run became what every retriever returns, rank() also took earlier lists
-    earlier = ({},) if "earlier" in inspect.signature(dense.rank).parameters else ()
-    found = dense.rank(Queries(judged, [""] * len(qids), questions), k, *earlier)
+    texts = [""] * len(qids)
+    if hasattr(retrievers, "Run"):  # a run keyed by id, read as the set's items by the evaluator
+        from goldenset.scoring.projection import RunItems
+
+        items = RunItems("synthetic", qids, list(item_ids), np.arange(len(item_ids)), len(item_ids))
+        run = dense.rank(Queries("synthetic", qids, texts, questions), k)
+        found = items.project(run, k, "dense")
+    else:  # before: rank() was handed the judgments, and (earlier still) the earlier lists
+        earlier = ({},) if "earlier" in inspect.signature(dense.rank).parameters else ()
+        found = dense.rank(Queries(judged, texts, questions), k, *earlier)
     metrics, _ = score_ranked(judged, "dense", found, ks, [f"ndcg@{min(10, k)}", f"recall@{k}"])
     return metrics
 

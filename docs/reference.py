@@ -216,7 +216,9 @@ def retrievers_page() -> str:
         traits = [
             "reads no embedding" if entry.model_free else "reads the embeddings",
             _kind(name),
-            "has metrics of its own" if entry.extra_metrics is not None else "",
+            f"approximates {entry.approximates} (recall_loss@k against it)"
+            if entry.approximates
+            else "",
         ]
         parts.append(
             "; ".join(t for t in traits if t) + f". Module `{entry.params.__module__}`.\n\n"

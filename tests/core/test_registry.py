@@ -60,6 +60,7 @@ def test_a_registrys_order_does_not_depend_on_which_module_is_imported_first():
         "context_precision",
         "context_iou",
         "context_hit",
+        "recall_loss",
     ]
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from goldenset.core.errors import GoldensetError
 from goldenset.scoring.query_cache import QueryCache, digest, folder_digest
-from goldenset.scoring.ranked import ItemJudgments
 from goldenset.scoring.retrievers.base import Corpus, Queries
 from goldenset.scoring.retrievers.external import CallableSource, ExternalCallable
 
@@ -30,12 +29,9 @@ class Counting:
 
 def ranked(source: CallableSource, questions: list[str]):
     corpus = Corpus(CHUNK_IDS, TEXTS, np.zeros((6, 2), dtype=np.float32))
-    qrels = np.zeros((len(questions), 6))
-    query_set = ItemJudgments(
-        "synthetic", [f"q{i}" for i in range(len(questions))], qrels, CHUNK_IDS
-    )
-    queries = Queries(query_set, questions, np.zeros((len(questions), 2), dtype=np.float32))
-    return ExternalCallable(corpus, "external.search:search", source).rank(queries, 3)
+    qids = [f"q{i}" for i in range(len(questions))]
+    queries = Queries("synthetic", qids, questions, np.zeros((len(questions), 2), np.float32))
+    return ExternalCallable(corpus, "external.search:search", source).rank(queries, 3).found
 
 
 def test_an_unchanged_rerun_asks_nothing_and_a_new_question_is_asked_alone(tmp_path):

@@ -58,7 +58,7 @@ def test_fusing_retrievers_rank_after_those_they_fuse():
 def test_an_entry_holds_only_what_a_retriever_is():
     """Its params and builder, and four things more: what kind it is, its params class says."""
     names = [field.name for field in dataclasses.fields(RetrieverEntry)]
-    assert names == ["params", "build", "order", "model_free", "extra_metrics", "load"]
+    assert names == ["params", "build", "order", "model_free", "approximates", "load"]
     assert fusions() == ["hybrid"] and "external" in fusable() and "chroma" not in fusable()
 
 
@@ -93,10 +93,20 @@ def test_metric_names_parse_to_their_measure(name, measure, value):
 
 
 @pytest.mark.parametrize(
-    "name", ["mrr@10", "ndcg", "doc_context_hit@512", "recall@x", "n_queries", "recall_loss@10"]
+    "name", ["mrr@10", "ndcg", "doc_context_hit@512", "recall@x", "n_queries", "doc_recall_loss@10"]
 )
 def test_other_names_are_no_metric_column(name):
     assert parse_metric(name) is None and not is_per_question_metric(name)
+
+
+def test_recall_loss_is_a_declared_metric_without_a_value_per_question():
+    """ann's recall_loss@k is scored from MEASURES like every metric, a mean over questions:
+    no per-question column, no headline."""
+    parsed = parse_metric("recall_loss@10")
+    assert parsed is not None and parsed[0].views == ("exact",)
+    assert not is_per_question_metric("recall_loss@10")
+    with pytest.raises(GoldensetError, match="unknown metric 'recall_loss@10'"):
+        parse_params({"score": {"headline": ["recall_loss@10"]}})
 
 
 def test_headline_validation_reads_the_declaration():

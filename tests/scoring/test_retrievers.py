@@ -1,32 +1,31 @@
 """goldenset.scoring.retrievers: hybrid fusion, faiss ANN and its recall loss, external
-retrievers."""
+retrievers; each a run keyed by id, read as a query set's items by goldenset.scoring.projection."""
 
 from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import replace
 
 import numpy as np
 import pytest
-from scipy.sparse import csr_array
 
 from goldenset.core.errors import GoldensetError
+from goldenset.metrics.approximation import recall_loss
 from goldenset.params import parse_params
-from goldenset.scoring.ranked import ItemJudgments
+from goldenset.scoring.projection import RunItems
 from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.scoring.retrievers import (
-    RETRIEVERS,
     Corpus,
     Queries,
-    RankingContext,
+    Run,
+    build_references,
     build_retrievers,
     rank_all,
 )
-from goldenset.scoring.retrievers.ann import ANNParams, recall_loss
+from goldenset.scoring.retrievers.ann import ANNParams
 from goldenset.scoring.retrievers.dense import Dense
 from goldenset.scoring.retrievers.fusion import reciprocal_rank_fusion
-from goldenset.scoring.topk import TopK, to_groups
+from goldenset.scoring.topk import TopK
 
 TEXTS = [
     "red apples grow on trees",
@@ -48,18 +47,32 @@ def small_corpus(seed: int = 0) -> Corpus:
     return Corpus(ids, TEXTS, unit_rows(np.random.default_rng(seed), len(TEXTS), 8))
 
 
-def chunk_queries(corpus: Corpus, texts: list[str], vectors: np.ndarray) -> Queries:
-    qids = [f"q{i}" for i in range(len(texts))]
-    qrels = csr_array(np.ones((len(texts), len(corpus.chunk_ids))))
-    return Queries(ItemJudgments("synthetic", qids, qrels, corpus.chunk_ids), texts, vectors)
+def chunk_queries(texts: list[str], vectors: np.ndarray) -> Queries:
+    return Queries("synthetic", [f"q{i}" for i in range(len(texts))], texts, vectors)
 
 
-def document_queries(corpus: Corpus, texts: list[str], vectors: np.ndarray) -> Queries:
-    """Documents d0, d1, d2 of two chunks each."""
-    qids = [f"r{i}" for i in range(len(texts))]
-    qrels = csr_array(np.ones((len(texts), 3)))
-    query_set = ItemJudgments("real", qids, qrels, ["d0", "d1", "d2"], np.array([0, 2, 4]))
-    return Queries(query_set, texts, vectors)
+def document_queries(texts: list[str], vectors: np.ndarray) -> Queries:
+    return Queries("real", [f"r{i}" for i in range(len(texts))], texts, vectors)
+
+
+def as_chunks(corpus: Corpus, queries: Queries) -> RunItems:
+    """A run's ids read as the corpus' chunks."""
+    n = len(corpus.chunk_ids)
+    return RunItems(queries.name, queries.qids, corpus.chunk_ids, np.arange(n), n)
+
+
+def as_documents(corpus: Corpus, queries: Queries, chunks_each: int = 2) -> RunItems:
+    """A run's ids read as documents d0, d1, ... of ``chunks_each`` chunks each."""
+    n = len(corpus.chunk_ids)
+    documents = [f"d{i}" for i in range(n // chunks_each)]
+    of_chunk = np.arange(n) // chunks_each
+    return RunItems(
+        queries.name, queries.qids, corpus.chunk_ids, of_chunk, len(documents), documents
+    )
+
+
+def listed_ids(run: Run) -> list[list[str | None]]:
+    return [[run.ids[i] if i >= 0 else None for i in row] for row in run.found.indices]
 
 
 def retrievers_params(**sections) -> RetrieversParams:
@@ -78,21 +91,33 @@ def rrf_by_hand(lists: list[list[int]], rrf_k: int) -> list[int]:
 
 
 def test_reciprocal_rank_fusion_example():
-    first = TopK(np.array([[3, 1, 2], [0, -1, -1]]), np.zeros((2, 3), np.float32))
-    second = TopK(np.array([[1, 4, 3], [5, 0, -1]]), np.zeros((2, 3), np.float32))
+    ids = [f"c{i}" for i in range(6)]
+    first = Run(ids, TopK(np.array([[3, 1, 2], [0, -1, -1]]), np.zeros((2, 3), np.float32)))
+    second = Run(ids, TopK(np.array([[1, 4, 3], [5, 0, -1]]), np.zeros((2, 3), np.float32)))
     fused = reciprocal_rank_fusion([first, second], rrf_k=60, depth=4)
     # 1: 1/62 + 1/61; 3: 1/61 + 1/63; 2 and 4 once at rank 3 and 2; padding never counts
-    assert fused.indices.tolist() == [[1, 3, 4, 2], [0, 5, -1, -1]]
-    assert fused.scores[0, 0] == pytest.approx(1 / 62 + 1 / 61)
-    assert fused.scores[1, 0] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused.found.indices.tolist() == [[1, 3, 4, 2], [0, 5, -1, -1]]
+    assert fused.found.scores[0, 0] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused.found.scores[1, 0] == pytest.approx(1 / 61 + 1 / 62)
+
+
+def test_fusion_reads_ids_not_positions():
+    """Runs over the same ids listed in other orders fuse to the same ranking of ids."""
+    ids = [f"c{i}" for i in range(6)]
+    first = Run(ids, TopK(np.array([[3, 1, 2]]), np.zeros((1, 3), np.float32)))
+    second = Run(ids, TopK(np.array([[1, 4, 3]]), np.zeros((1, 3), np.float32)))
+    reversed_ids = ids[::-1]  # c5 ... c0: c3 is at 2, c1 at 4, c2 at 3, c4 at 1
+    second_reversed = Run(reversed_ids, TopK(np.array([[4, 1, 2]]), np.zeros((1, 3), np.float32)))
+    together = reciprocal_rank_fusion([first, second], rrf_k=60, depth=4)
+    apart = reciprocal_rank_fusion([first, second_reversed], rrf_k=60, depth=4)
+    assert listed_ids(apart) == listed_ids(together) == [["c1", "c3", "c4", "c2"]]
+    np.testing.assert_array_equal(apart.found.scores, together.found.scores)
 
 
 def test_hybrid_fuses_the_lists_of_dense_and_bm25_on_one_score_run():
     corpus = small_corpus()
     queries = chunk_queries(
-        corpus,
-        ["red apples", "autumn pears", "sweet plums"],
-        unit_rows(np.random.default_rng(1), 3, 8),
+        ["red apples", "autumn pears", "sweet plums"], unit_rows(np.random.default_rng(1), 3, 8)
     )
     params = retrievers_params(
         ann={"enabled": False}, hybrid={"enabled": True, "fuse": ["bm25", "dense"], "rrf_k": 5}
@@ -100,9 +125,11 @@ def test_hybrid_fuses_the_lists_of_dense_and_bm25_on_one_score_run():
     ranked = rank_all(build_retrievers(params, corpus), queries, depth=4)
     assert list(ranked) == ["dense", "bm25", "hybrid"]
     for row in range(3):
-        lists = [[i for i in ranked[name].indices[row] if i >= 0] for name in ("bm25", "dense")]
+        lists = [
+            [i for i in ranked[name].found.indices[row] if i >= 0] for name in ("bm25", "dense")
+        ]
         expected = rrf_by_hand(lists, rrf_k=5)[:4]
-        assert ranked["hybrid"].indices[row].tolist() == expected
+        assert ranked["hybrid"].found.indices[row].tolist() == expected
 
 
 def test_hybrid_of_disabled_retrievers_is_a_params_error():
@@ -113,23 +140,19 @@ def test_hybrid_of_disabled_retrievers_is_a_params_error():
 # --- ann -----------------------------------------------------------------------------------------
 
 
-def exact_and_ann(params: ANNParams, groups: bool = False):
+def exact_and_ann(params: ANNParams, documents: bool = False) -> tuple[TopK, TopK]:
+    """dense's and ann's runs read as chunks, or as documents of three chunks each (read from
+    runs of 3 x 10 chunks, enough for 10 documents)."""
     rng = np.random.default_rng(7)
     items, query_vectors = unit_rows(rng, 3000, 32), unit_rows(rng, 200, 32)
     corpus = Corpus([f"d{i // 3}#{i % 3}" for i in range(3000)], [""] * 3000, items)
-    if groups:
-        qrels = csr_array(np.ones((200, 1000)))
-        starts = np.arange(0, 3000, 3)
-        query_set = ItemJudgments("real", [f"q{i}" for i in range(200)], qrels, [""] * 1000, starts)
-    else:
-        qrels = csr_array(np.ones((200, 3000)))
-        query_set = ItemJudgments(
-            "synthetic", [f"q{i}" for i in range(200)], qrels, corpus.chunk_ids
-        )
-    queries = Queries(query_set, [""] * 200, query_vectors)
+    queries = chunk_queries([""] * 200, query_vectors)
     retrievers = build_retrievers(retrievers_params(ann=params.model_dump()), corpus)
-    ranked = rank_all(retrievers, queries, depth=10)
-    return ranked["dense"], ranked["ann"]
+    items = (
+        as_documents(corpus, queries, chunks_each=3) if documents else as_chunks(corpus, queries)
+    )
+    ranked = rank_all(retrievers, queries, depth=30 if documents else 10)
+    return items.project(ranked["dense"], 10, "dense"), items.project(ranked["ann"], 10, "ann")
 
 
 def overlap_by_hand(approximate: TopK, exact: TopK, k: int) -> float:
@@ -150,11 +173,13 @@ def overlap_by_hand(approximate: TopK, exact: TopK, k: int) -> float:
 )
 def test_ann_reports_the_recall_it_loses_against_exact_search(settings):
     exact, ann = exact_and_ann(ANNParams(**settings))
-    loss = recall_loss(ann, exact, [1, 10])
+    loss = recall_loss(ann.indices, exact.indices, 10)
     # random vectors in 32 dimensions are hard for a small graph or one probed cluster
-    assert 0.05 < loss["recall_loss@10"] < 1.0
-    assert loss["recall_loss@10"] == pytest.approx(overlap_by_hand(ann, exact, 10))
-    assert loss["recall_loss@1"] == pytest.approx(overlap_by_hand(ann, exact, 1))
+    assert 0.05 < loss < 1.0
+    assert loss == pytest.approx(overlap_by_hand(ann, exact, 10))
+    assert recall_loss(ann.indices, exact.indices, 1) == pytest.approx(
+        overlap_by_hand(ann, exact, 1)
+    )
     # what ANN returns is still ranked by the same inner product
     assert np.all(np.diff(ann.scores, axis=1) <= 1e-6)
 
@@ -169,20 +194,30 @@ def test_ann_reports_the_recall_it_loses_against_exact_search(settings):
 )
 def test_ann_searching_everything_loses_nothing(settings):
     exact, ann = exact_and_ann(ANNParams(**settings))
-    assert recall_loss(ann, exact, [10]) == {"recall_loss@10": 0.0}
+    assert recall_loss(ann.indices, exact.indices, 10) == 0.0
 
 
-def test_ann_ranks_documents_by_their_best_chunk():
-    exact, ann = exact_and_ann(ANNParams(index="ivf", ivf_nlist=8, ivf_nprobe=8), groups=True)
+def test_ann_read_as_documents_ranks_each_at_its_best_chunk():
+    exact, ann = exact_and_ann(ANNParams(index="ivf", ivf_nlist=8, ivf_nprobe=8), documents=True)
     np.testing.assert_array_equal(ann.indices, exact.indices)
-    assert ann.indices.max() < 1000
+    assert ann.indices.max() < 1000 and (ann.indices >= 0).all()
 
 
-def test_to_groups_keeps_each_documents_best_chunk_in_rank_order():
+def test_a_run_read_as_documents_keeps_each_documents_best_chunk_in_rank_order():
+    corpus = small_corpus()
+    queries = document_queries(["x"], np.zeros((1, 8)))
     found = TopK(np.array([[5, 4, 1, 0, -1]]), np.array([[9, 8, 7, 6, -np.inf]], np.float32))
-    grouped = to_groups(found, np.array([0, 2, 4]), depth=3)
-    assert grouped.indices.tolist() == [[2, 0, -1]]
-    assert grouped.scores[0, :2].tolist() == [9.0, 7.0]
+    read = as_documents(corpus, queries).project(Run(corpus.chunk_ids, found), 3, "test")
+    assert read.indices.tolist() == [[2, 0, -1]]
+    assert read.scores[0, :2].tolist() == [9.0, 7.0]
+
+
+def test_a_run_naming_a_chunk_twice_counts_it_once_at_its_first_place():
+    corpus = small_corpus()
+    queries = chunk_queries(["x"], np.zeros((1, 8)))
+    found = TopK(np.array([[3, 1, 3, 2]]), np.array([[4, 3, 2, 1]], np.float32))
+    read = as_chunks(corpus, queries).project(Run(corpus.chunk_ids, found), 4, "test")
+    assert read.indices.tolist() == [[3, 1, 2, -1]]
 
 
 # --- external ------------------------------------------------------------------------------------
@@ -227,13 +262,14 @@ def test_external_callable_is_scored_on_chunks_and_on_documents(search_module):
     )
     retrievers = build_retrievers(params, corpus)
     texts = ["red apples", "autumn pears"]
-    on_chunks = rank_all(retrievers, chunk_queries(corpus, texts, np.zeros((2, 8))), depth=3)
-    ids = [[corpus.chunk_ids[i] for i in row] for row in on_chunks["external"].indices]
-    assert ids == [["d0#0", "d2#1", "d1#1"], ["d0#1", "d1#1", "d2#0"]]
-    assert on_chunks["external"].scores[1].tolist() == [2.0, 1.0, 1.0]
-    assert on_chunks["external"].scores[0].tolist() == pytest.approx([1, 1 / 2, 1 / 3])
-    on_documents = rank_all(retrievers, document_queries(corpus, texts, np.zeros((2, 8))), 3)
-    assert on_documents["external"].indices.tolist() == [[0, 2, 1], [0, 1, 2]]
+    on_chunks = rank_all(retrievers, chunk_queries(texts, np.zeros((2, 8))), depth=3)["external"]
+    assert listed_ids(on_chunks) == [["d0#0", "d2#1", "d1#1"], ["d0#1", "d1#1", "d2#0"]]
+    assert on_chunks.found.scores[1].tolist() == [2.0, 1.0, 1.0]
+    assert on_chunks.found.scores[0].tolist() == pytest.approx([1, 1 / 2, 1 / 3])
+    queries = document_queries(texts, np.zeros((2, 8)))
+    run = rank_all(retrievers, queries, 6)["external"]
+    on_documents = as_documents(corpus, queries).project(run, 3, "external")
+    assert on_documents.indices.tolist() == [[0, 2, 1], [0, 1, 2]]
 
 
 def test_external_callable_errors_are_one_clear_line(search_module, tmp_path):
@@ -242,7 +278,7 @@ def test_external_callable_errors_are_one_clear_line(search_module, tmp_path):
     (tmp_path / package / "bad.py").write_text(
         "def search(q, ids, texts, k):\n    return [['nope'] for _ in q]\n"
     )
-    queries = chunk_queries(corpus, ["red"], np.zeros((1, 8)))
+    queries = chunk_queries(["red"], np.zeros((1, 8)))
     for spec, message in [
         (f"{package}.bad:search", "unknown chunk id 'nope'"),
         (f"{package}.bad:missing", "has no function 'missing'"),
@@ -271,17 +307,16 @@ def test_external_run_file_ranks_like_trec_eval(tmp_path):
     )
     retrievers = build_retrievers(params, corpus)
     texts = ["a", "b", "c"]
-    on_chunks = rank_all(retrievers, chunk_queries(corpus, texts, np.zeros((3, 8))), depth=3)
-    ids = [
-        [corpus.chunk_ids[i] if i >= 0 else None for i in r] for r in on_chunks["external"].indices
+    on_chunks = rank_all(retrievers, chunk_queries(texts, np.zeros((3, 8))), depth=3)["external"]
+    assert listed_ids(on_chunks) == [["d2#1", "d1#0", "d0#0"], ["d0#1", None, None], [None] * 3]
+    assert on_chunks.found.scores[0].tolist() == [3.5, 1.25, 1.25]
+    queries = document_queries(["x"], np.zeros((1, 8)))
+    run = rank_all(retrievers, queries, 3)["external"]
+    assert as_documents(corpus, queries).project(run, 3, "external").indices.tolist() == [
+        [1, 0, -1]
     ]
-    assert ids == [["d2#1", "d1#0", "d0#0"], ["d0#1", None, None], [None, None, None]]
-    assert on_chunks["external"].scores[0].tolist() == [3.5, 1.25, 1.25]
-    on_documents = rank_all(retrievers, document_queries(corpus, ["x"], np.zeros((1, 8))), 3)
-    assert on_documents["external"].indices.tolist() == [[1, 0, -1]]
     # a query set with no query in the file is not scored by it
-    other = document_queries(corpus, ["x"], np.zeros((1, 8)))
-    other.judged.qids[0] = "elsewhere"
+    other = Queries("real", ["elsewhere"], ["x"], np.zeros((1, 8)))
     assert "external" not in rank_all(retrievers, other, 3)
 
 
@@ -293,9 +328,11 @@ def test_external_run_file_naming_unknown_items_says_which_ids_it_needs(tmp_path
         hybrid={"enabled": False}, external={"enabled": True, "run_file": str(run)}
     )
     corpus = small_corpus()
-    queries = chunk_queries(corpus, ["a"], np.zeros((1, 8)))
-    with pytest.raises(GoldensetError, match="unknown item id 'd0'.*rank chunk ids"):
-        rank_all(build_retrievers(params, corpus), queries, 3)
+    queries = chunk_queries(["a"], np.zeros((1, 8)))
+    ranked = rank_all(build_retrievers(params, corpus), queries, 3)["external"]
+    message = "retrievers.external ranks unknown item id 'd0'.*synthetic queries rank chunk ids"
+    with pytest.raises(GoldensetError, match=message):
+        as_chunks(corpus, queries).project(ranked, 3, "retrievers.external")
     run.write_text("q0 Q0 d0\n")
     with pytest.raises(GoldensetError, match="run.trec:1: expected 'qid Q0 docid rank score tag'"):
         rank_all(build_retrievers(params, corpus), queries, 3)
@@ -310,26 +347,27 @@ def test_external_needs_exactly_one_source():
 
 def test_dense_is_the_exact_reference():
     corpus = small_corpus()
-    queries = chunk_queries(corpus, ["x"], corpus.vectors[[2]])
-    assert Dense(corpus).rank(queries, 2).indices[0, 0] == 2
+    queries = chunk_queries(["x"], corpus.vectors[[2]])
+    assert listed_ids(Dense(corpus).rank(queries, 2))[0][0] == corpus.chunk_ids[2]
 
 
-def test_ann_without_dense_measures_its_loss_against_exact_search():
-    """dense (exact search) gives recall_loss its reference even when it is off."""
+def test_ann_without_dense_has_dense_ranked_as_its_reference():
+    """dense (exact search) gives recall_loss its reference even when it is off: it is built as
+    a reference, ranked, and never scored."""
     corpus = small_corpus()
-    queries = chunk_queries(corpus, ["a", "b"], corpus.vectors[[1, 4]])
-    entry = RETRIEVERS["ann"]
-    settings = ANNParams(index="ivf", ivf_nlist=3, ivf_nprobe=1)
-    approximate = entry.build(settings, corpus, "cpu", None).rank(queries, 4)
-    exact = Dense(corpus).rank(queries, 4)
-    alone = entry.extra_metrics(approximate, RankingContext(queries, corpus, {}, 4), [1, 4])
-    assert alone == recall_loss(approximate, exact, [1, 4])
+    params = retrievers_params(
+        dense={"enabled": False}, hybrid={"enabled": False}, ann={"enabled": True}
+    )
+    built = build_retrievers(params, corpus)
+    references = build_references(params, corpus, built)
+    assert "dense" not in built and list(references) == ["dense"]
+    assert build_references(retrievers_params(hybrid={"enabled": False}), corpus, {}) == {}
 
 
 def test_a_run_file_of_documents_has_no_run_of_their_chunks(tmp_path):
-    """A run file ranks the ids it holds: asked for the chunks of a set judged per document (for
-    its contexts), it has no run of them, so that set gets no context view from it; a golden-set
-    run file of document ids is not scored on the golden set either."""
+    """A run file ranks the ids it holds: read as the chunks of a set judged per document (for
+    its contexts), it names none of them, so that set gets no context view from it; a
+    golden-set run file of document ids is not scored on the golden set either."""
     run = tmp_path / "run.trec"
     run.write_text("q0 Q0 d1 1 2.0 team\nr0 Q0 d1 1 2.0 team\nr0 Q0 d0 2 1.0 team\n")
     params = retrievers_params(
@@ -338,10 +376,11 @@ def test_a_run_file_of_documents_has_no_run_of_their_chunks(tmp_path):
     corpus = small_corpus()
     retrievers = build_retrievers(params, corpus, names=["external"])
     assert list(retrievers) == ["external"]
-    documents = document_queries(corpus, ["x"], np.zeros((1, 8)))
-    assert rank_all(retrievers, documents, 3)["external"].indices.tolist() == [[1, 0, -1]]
-    their_chunks = Queries(
-        replace(documents.judged, item_ids=corpus.chunk_ids, groups=None), ["x"], np.zeros((1, 8))
-    )
-    assert rank_all(retrievers, their_chunks, 3) == {}
-    assert rank_all(retrievers, chunk_queries(corpus, ["a"], np.zeros((1, 8))), 3) == {}
+    documents = document_queries(["x"], np.zeros((1, 8)))
+    ranked = rank_all(retrievers, documents, 3)["external"]
+    read = as_documents(corpus, documents).project(ranked, 3, "external")
+    assert read.indices.tolist() == [[1, 0, -1]]
+    assert as_chunks(corpus, documents).project(ranked, 3, "external") is None
+    golden = chunk_queries(["a"], np.zeros((1, 8)))
+    ranked = rank_all(retrievers, golden, 3)["external"]
+    assert as_chunks(corpus, golden).project(ranked, 3, "external") is None

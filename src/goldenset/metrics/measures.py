@@ -3,7 +3,8 @@ to add one.
 
 A measure is registered beside the code that computes it: its name, its parameter (a cutoff k,
 or a token budget B), whether it has a value per question, its views (chunk and doc: computed on
-a ranking by goldenset.metrics.ranking.evaluate; context: by goldenset.metrics.views.context_view),
+a ranking by goldenset.metrics.ranking.evaluate; context: by goldenset.metrics.views.context_view;
+exact: an approximate search's ranking against the exact one, goldenset.metrics.approximation),
 a one-line definition, its trec_eval reference, its compute function and, for a ranking measure,
 its chance level in closed form when it has one (else goldenset.metrics.chance estimates it over
 random rankings). The params validation of `score.headline`, `goldenset compare`'s metric
@@ -21,7 +22,7 @@ from typing import Any, Literal
 
 from goldenset.core.registry import Registry
 
-View = Literal["chunk", "doc", "context"]
+View = Literal["chunk", "doc", "context", "exact"]
 # the views a ranking measure is computed in: the chunk items, and documents ranked by their
 # best chunk (named doc_<name>; on `real` the items already are documents)
 RANKING_VIEWS: tuple[View, ...] = ("chunk", "doc")
@@ -40,7 +41,8 @@ class Measure:
     reference: str = ""  # the trec_eval measure it equals, when there is one
     per_question: bool = True  # a value per question: a per-question column, compared
     # a ranking measure: (LabelledRanking, k) -> a value per query; a context measure: (one
-    # context's goldenset.metrics.views.ContextOverlap) -> its value
+    # context's goldenset.metrics.views.ContextOverlap) -> its value; an exact measure:
+    # (approximate ranking, exact ranking, k) -> its mean
     compute: Compute
     # a ranking measure's value under a random ranking in closed form; None: estimated over
     # random rankings (goldenset.metrics.chance)
@@ -51,20 +53,32 @@ class Measure:
 
 
 # Filled by goldenset.metrics.ranking_measures (recall, hit, ndcg, precision, mrr), then
-# goldenset.metrics.views (the context measures), then plugins (goldenset.metrics entry points).
+# goldenset.metrics.views (the context measures), goldenset.metrics.approximation (recall_loss),
+# then plugins (goldenset.metrics entry points).
 MEASURES: Registry[Measure] = Registry(
-    "metric", "metrics", ["goldenset.metrics.ranking_measures", "goldenset.metrics.views"]
+    "metric",
+    "metrics",
+    [
+        "goldenset.metrics.ranking_measures",
+        "goldenset.metrics.views",
+        "goldenset.metrics.approximation",
+    ],
 )
 
 
 def ranking_measures() -> list[Measure]:
     """The measures evaluate() computes on a ranking, in the order they are reported."""
-    return [measure for measure in MEASURES.values() if "context" not in measure.views]
+    return [m for m in MEASURES.values() if set(m.views) & set(RANKING_VIEWS)]
 
 
 def context_measures() -> list[Measure]:
     """The measures of the context-budget view, in the order they are reported."""
     return [measure for measure in MEASURES.values() if "context" in measure.views]
+
+
+def exact_measures() -> list[Measure]:
+    """The measures of an approximate search against the exact one it approximates."""
+    return [measure for measure in MEASURES.values() if "exact" in measure.views]
 
 
 def named(measures: Iterable[Measure], ks: Iterable[int]) -> list[tuple[str, Measure, int | None]]:
@@ -99,7 +113,7 @@ def is_per_question_metric(name: str) -> bool:
 def metric_names_hint() -> str:
     """The metric names score.headline accepts, spelled for an error message."""
     ranking = [m.spelled() for m in MEASURES.values() if "doc" in m.views]
-    other = [m.spelled() for m in MEASURES.values() if "doc" not in m.views]
+    other = [m.spelled() for m in MEASURES.values() if "doc" not in m.views and m.per_question]
     return f"{', '.join(ranking)}, their doc_ forms, or {', '.join(other)}"
 
 

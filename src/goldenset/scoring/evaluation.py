@@ -2,14 +2,17 @@
 one path goldenset's own chunking and a store's take (goldenset.scoring.configuration picks the
 retrievers of each).
 
-A run (goldenset.scoring.topk.TopK) is what any retriever returns; goldenset.scoring.ranked
-scores it against the set's judgments. Chance levels belong to goldenset's own chunking.
+A retriever is handed a set's questions and a depth, and returns a run keyed by id
+(goldenset.scoring.retrievers.Run); it never sees judgments. Here, and only here, the two meet:
+each run is read against the set's items (goldenset.scoring.projection) and scored against its
+judgments by goldenset.scoring.ranked, once per set. Chance levels belong to goldenset's own
+chunking.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +23,13 @@ import torch
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.corpus.querysets import QuerySet
+from goldenset.metrics.measures import exact_measures, named
 from goldenset.scoring.exports import beir_corpus, beir_qrels, beir_queries, trec_run
 from goldenset.scoring.inputs import Chunking
 from goldenset.scoring.outputs import ChunkingScores
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.prepared import PreparedSet, corpus_for, prepare_sets
+from goldenset.scoring.prepared import PreparedSet, prepare_sets
+from goldenset.scoring.projection import RunItems
 from goldenset.scoring.ranked import (
     N_DOCUMENTS_KEY,
     N_ITEMS_KEY,
@@ -38,7 +43,8 @@ from goldenset.scoring.retrievers import (
     RETRIEVERS,
     Corpus,
     Queries,
-    RankingContext,
+    Run,
+    build_references,
     build_retrievers,
     rank_all,
 )
@@ -68,50 +74,64 @@ def score_chunking(
     """The retrievers' runs over the chunking on every query set, scored."""
     chunks = chunking.chunks
     corpus = Corpus(chunks["chunk_id"].tolist(), chunks["text"].tolist(), chunking.vectors)
-    search = _Searches(corpus, retrievers)
+    scored, rankers = _built(corpus, retrievers)
+    depth = max(score.depth, max(score.ks))
     part = ChunkingScores()
     for prepared in prepare_sets(chunking, questions, score):
         judged = prepared.judged
-        scored = _score_set(prepared, query_vectors[judged.name], search, score)
+        queries = Queries(judged.name, judged.qids, prepared.texts, query_vectors[judged.name])
+        runs = rank_all(rankers, queries, depth * prepared.spread)
+        result = _score_set(prepared, runs, scored, score)
         if chunking.store is None:
             part.chance[judged.name] = _chance(prepared, score)
-        if scored.metrics:
-            part.metrics[judged.name] = scored.metrics
-        part.rows.extend(scored.rows)
-        for retriever, found in scored.ranked.items():
+        if result.metrics:
+            part.metrics[judged.name] = result.metrics
+        part.rows.extend(result.rows)
+        for retriever, found in result.ranked.items():
             part.exports[paths.EXPORT / "runs" / f"{judged.name}.{retriever}.trec"] = trec_run(
                 judged.qids, judged.item_ids, found, retriever
             )
         if prepared.questions.entry.golden:
             if chunking.store is None:
-                part.exports.update(golden_exports(scored.queries, chunks))
+                part.exports.update(golden_exports(judged, prepared.texts, chunks))
             text_of = dict(zip(corpus.chunk_ids, corpus.texts, strict=True))
             texts = [text_of[item] for item in judged.item_ids]
-            part.misses = _worst_misses(score, prepared, scored.ranked, texts)
+            part.misses = _worst_misses(score, prepared, result.ranked, texts)
     return part
+
+
+def _built(corpus: Corpus, retrievers: RetrieverChoice) -> tuple[set[str], dict]:
+    """The retrievers scored (their names), and every one that ranks: those, then the exact
+    searches they approximate that are off (ranked as references, not scored)."""
+    chosen = retrievers
+    built = build_retrievers(chosen.params, corpus, chosen.device, chosen.loaded, chosen.names)
+    if not built:
+        raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
+    references = build_references(chosen.params, corpus, built, chosen.device)
+    return set(built), {**built, **references}
 
 
 @dataclass(frozen=True)
 class _Scored:
-    """One query set scored: each retriever's run, and its metrics and result rows."""
+    """One query set scored: each retriever's run read as the set's items, and its metrics and
+    result rows."""
 
-    queries: Queries
     ranked: dict[str, TopK]
     metrics: dict[str, dict[str, float]]  # retriever -> metric -> mean
     rows: list[pd.DataFrame]  # each retriever's rows of results.parquet
 
 
 def _score_set(
-    prepared: PreparedSet, vectors: np.ndarray, search: _Searches, score: ScoreParams
+    prepared: PreparedSet, runs: Mapping[str, Run], scored: set[str], score: ScoreParams
 ) -> _Scored:
     judged = prepared.judged
     ks, depth = score.ks, max(score.depth, max(score.ks))
-    searched, retrievers = search.over(judged)
-    queries = Queries(judged, prepared.texts, vectors)
-    ranked = rank_all(retrievers, queries, depth)
+    read = _read_runs(prepared.items, runs, depth)
+    ranked = {name: found for name, found in read.items() if name in scored}
     by_chunk = {name: found.indices for name, found in ranked.items()}
-    if prepared.chunk_items is not None:  # documents ranked: rank chunks for the contexts
-        by_chunk = search.chunk_rankings(prepared, vectors, depth)
+    if prepared.chunk_items is not None:  # documents ranked: the same runs as chunks, for contexts
+        contexts = _read_runs(prepared.chunk_items, {name: runs[name] for name in ranked}, depth)
+        by_chunk = {name: found.indices for name, found in contexts.items()}
     metrics, rows = {}, []
     for retriever, found in ranked.items():
         views = prepared.views if retriever in by_chunk else None
@@ -125,51 +145,39 @@ def _score_set(
             by_chunk.get(retriever),
             prepared.chunk_view,
         )
-        extra = RETRIEVERS[retriever].extra_metrics
-        own = {}
-        if extra is not None:
-            context = RankingContext(queries, searched, ranked, depth, search.device)
-            own = extra(found, context, ks)
-            values.update(own)
+        own = _exact_metrics(retriever, found, read, ks)
+        values.update(own)
         metrics[retriever] = values
         rows.append(frame)
         shown = [*score.headline, *(name for name in own if name.endswith(f"@{max(ks)}"))]
         log.info("%s/%s: %s", judged.name, retriever, _headline(values, shown))
-    return _Scored(queries, ranked, metrics, rows)
+    return _Scored(ranked, metrics, rows)
 
 
-class _Searches:
-    """The retrievers over the chunks in a set's item order: one index per order, shared."""
+def _read_runs(items: RunItems, runs: Mapping[str, Run], depth: int) -> dict[str, TopK]:
+    """Each run read as the view's items; a run that names none of them is left out."""
+    read = {}
+    for name, run in runs.items():
+        found = items.project(run, depth, f"retrievers.{name}")
+        if found is None:
+            log.info("%s: its run ranks none of the %s %s items", name, items.name, items.unit)
+        else:
+            read[name] = found
+    return read
 
-    def __init__(self, corpus: Corpus, retrievers: RetrieverChoice) -> None:
-        self.corpus, self.retrievers, self.device = corpus, retrievers, retrievers.device
-        self._built: dict[bytes | None, tuple[Corpus, dict]] = {}
 
-    def over(self, judged: ItemJudgments) -> tuple[Corpus, dict]:
-        order = None if judged.rows is None else judged.rows.tobytes()
-        if order not in self._built:
-            searched = corpus_for(self.corpus, judged)
-            chosen = self.retrievers
-            built = build_retrievers(
-                chosen.params, searched, self.device, chosen.loaded, chosen.names
-            )
-            self._built[order] = (searched, built)
-        searched, retrievers = self._built[order]
-        if not retrievers:
-            raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
-        return searched, retrievers
-
-    def chunk_rankings(
-        self, prepared: PreparedSet, vectors: np.ndarray, depth: int
-    ) -> dict[str, np.ndarray]:
-        """The runs over chunk items of a set whose items are documents; a retriever with no
-        run of them (a run file of documents) gets no context view."""
-        chunk_items = prepared.chunk_items
-        assert chunk_items is not None
-        _, retrievers = self.over(chunk_items)
-        queries = Queries(chunk_items, prepared.texts, vectors)
-        ranked = rank_all(retrievers, queries, depth)
-        return {name: found.indices for name, found in ranked.items()}
+def _exact_metrics(
+    retriever: str, found: TopK, read: Mapping[str, TopK], ks: list[int]
+) -> dict[str, float]:
+    """An approximate search's measures against the exact search it approximates (ann against
+    dense: recall_loss@k), both read as the set's items."""
+    exact = read.get(RETRIEVERS[retriever].approximates or "")
+    if exact is None:
+        return {}
+    return {
+        name: measure.compute(found.indices, exact.indices, k)
+        for name, measure, k in named(exact_measures(), ks)
+    }
 
 
 def _chance(prepared: PreparedSet, score: ScoreParams) -> dict[str, float]:
@@ -202,13 +210,14 @@ def _remedy(metric: str) -> str:
     return ", or smaller k" if "@" in metric else ""
 
 
-def golden_exports(queries: Queries, chunks: pd.DataFrame) -> dict[Path, str]:
+def golden_exports(
+    judged: ItemJudgments, texts: list[str], chunks: pd.DataFrame
+) -> dict[Path, str]:
     """The golden set in BEIR format: the chunks as corpus, the questions, their judgments."""
     beir = paths.EXPORT / "beir"
-    judged = queries.judged
     return {
         beir / "corpus.jsonl": beir_corpus(chunks),
-        beir / "queries.jsonl": beir_queries(judged.qids, queries.texts),
+        beir / "queries.jsonl": beir_queries(judged.qids, texts),
         beir / "qrels" / "test.tsv": beir_qrels(judged.qids, judged.qrels, judged.item_ids),
     }
 

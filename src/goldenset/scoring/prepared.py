@@ -1,5 +1,6 @@
-"""Each query set projected onto a chunking: its judgments over the items a run ranks (chunks,
-chunks of equal text as one item, or documents) and its chunk-size-fair views.
+"""Each query set projected onto a chunking, once for every retriever: its judgments over the
+items its runs are read as (chunks, chunks of equal text as one item, or documents), how a run's
+ids become those items (goldenset.scoring.projection), and its chunk-size-fair views.
 
 What the chunking lists decides the views: a store that cannot list its chunks gives a set
 judged by evidence spans no chunk view (goldenset.scoring.inputs.Chunking.listed).
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from scipy.sparse import csr_array
 
@@ -34,27 +36,35 @@ from goldenset.metrics.views import (
 )
 from goldenset.scoring.inputs import Chunking
 from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.projection import RunItems
 from goldenset.scoring.ranked import ItemJudgments
-from goldenset.scoring.retrievers import Corpus
 
 log = logging.getLogger("goldenset")
 
 
 @dataclass(frozen=True)
 class PreparedSet:
-    """A query set projected onto a chunking: its judgments over the items retrievers rank,
-    its questions as read, and its chunk-size-fair views."""
+    """A query set projected onto a chunking: its judgments over its items, how a run's ids
+    become those items, its questions as read, and its chunk-size-fair views."""
 
     judged: ItemJudgments
     questions: QuerySet
     views: Views
-    # a set whose items are documents is ranked a second time over chunks for its contexts
-    chunk_items: ItemJudgments | None = None
+    items: RunItems  # a run's ids -> judged's items
+    # a set whose items are documents reads the same run as chunk items too, for its contexts
+    chunk_items: RunItems | None = None
     chunk_view: bool = True  # its own items' metrics (recall@k, ndcg@k...) are measured
+    # the most chunks one item stands for: a run of depth x spread chunks holds `depth` items
+    spread: int = 1
 
     @property
     def texts(self) -> list[str]:
         return self.questions.texts
+
+    @property
+    def context_items(self) -> RunItems:
+        """How a run's ids become the chunk items its contexts are filled from."""
+        return self.items if self.chunk_items is None else self.chunk_items
 
 
 @dataclass(frozen=True)
@@ -106,13 +116,14 @@ def _by_spans(questions: QuerySet, projection: _Projection, score: ScoreParams) 
     qids, judgments, chunks = questions.qids, questions.judgments, projection.chunks
     qrels = evidence_qrels(qids, judgments, chunks, score.min_overlap)
     views = span_views(qids, judgments, projection.layout, projection.items, score.budgets)
-    judged = chunk_set(questions.name, qids, qrels, chunks, projection.classes)
-    return PreparedSet(judged, questions, views, chunk_view=projection.listed)
+    judged, items = chunk_set(questions.name, qids, qrels, chunks, projection.classes)
+    spread = _largest(projection.items.indptr)
+    return PreparedSet(judged, questions, views, items, chunk_view=projection.listed, spread=spread)
 
 
 def _by_documents(questions: QuerySet, projection: _Projection, score: ScoreParams) -> PreparedSet:
-    """A set judged per document: its items are the documents (each at its best chunk), and its
-    chunks are ranked too, for the contexts."""
+    """A set judged per document: its items are the documents (each at its best chunk), and the
+    same runs are read as chunk items too, for the contexts."""
     warning = absent_summary(questions.judgments)
     if warning:
         log.warning(warning)
@@ -121,34 +132,42 @@ def _by_documents(questions: QuerySet, projection: _Projection, score: ScorePara
     starts = group_starts(chunks["doc_id"])
     doc_order = chunks["doc_id"].iloc[starts].tolist()
     by_doc = document_qrels(qids, judgments, doc_order)
-    judged = ItemJudgments(name, qids, by_doc, doc_order, starts)
-    by_chunk = by_doc[:, layout.chunk_doc] if len(chunks) else by_doc[:, :0]
-    chunk_items = chunk_set(name, qids, csr_array(by_chunk), chunks, projection.classes)
+    judged = ItemJudgments(name, qids, by_doc, doc_order)
+    of_chunk = np.searchsorted(starts, np.arange(len(chunks)), side="right") - 1
+    chunk_ids = chunks["chunk_id"].tolist()
+    items = RunItems(name, qids, chunk_ids, of_chunk, len(doc_order), doc_order)
+    chunk_items = chunk_run_items(name, qids, chunks, projection.classes)
     # judged per layout document: the same as by_doc but for documents without chunks
     by_layout = document_qrels(qids, judgments, layout.doc_ids)
     views = document_judged_views(by_layout, layout, projection.items, score.budgets)
-    return PreparedSet(judged, questions, views, chunk_items)
+    spread = max(_largest(np.r_[starts, len(chunks)]), _largest(projection.items.indptr))
+    return PreparedSet(judged, questions, views, items, chunk_items, spread=spread)
+
+
+def _largest(bounds: np.ndarray) -> int:
+    """The most rows between consecutive bounds (at least 1)."""
+    return int(np.diff(bounds).max()) if len(bounds) > 1 else 1
 
 
 def chunk_set(
     name: str, qids: list[str], qrels: csr_array, chunks: pd.DataFrame, classes: TextClasses | None
-) -> ItemJudgments:
-    """Chunks ranked as items, chunks of equal text as one item (the first one's id)."""
+) -> tuple[ItemJudgments, RunItems]:
+    """Chunks as items, chunks of equal text as one item (the first one's id): their judgments,
+    and how a run's chunk ids become them."""
     chunk_ids = chunks["chunk_id"].tolist()
+    items = chunk_run_items(name, qids, chunks, classes)
     if classes is None:
-        return ItemJudgments(name, qids, qrels, chunk_ids)
+        return ItemJudgments(name, qids, qrels, chunk_ids), items
     collapsed = collapse_items(qrels, classes.of_chunk, len(classes.starts))
     item_ids = [chunk_ids[row] for row in classes.first]
-    return ItemJudgments(name, qids, collapsed, item_ids, classes.starts, classes.order)
+    return ItemJudgments(name, qids, collapsed, item_ids), items
 
 
-def corpus_for(corpus: Corpus, judged: ItemJudgments) -> Corpus:
-    """The chunks in the order the set's items group them (equal texts side by side)."""
-    rows = judged.rows
-    if rows is None:
-        return corpus
-    return Corpus(
-        [corpus.chunk_ids[row] for row in rows],
-        [corpus.texts[row] for row in rows],
-        corpus.vectors[rows],
-    )
+def chunk_run_items(
+    name: str, qids: list[str], chunks: pd.DataFrame, classes: TextClasses | None
+) -> RunItems:
+    """How a run's chunk ids become chunk items (a class of equal texts as one)."""
+    chunk_ids = chunks["chunk_id"].tolist()
+    if classes is None:
+        return RunItems(name, qids, chunk_ids, np.arange(len(chunk_ids)), len(chunk_ids))
+    return RunItems(name, qids, chunk_ids, classes.of_chunk, len(classes.starts))

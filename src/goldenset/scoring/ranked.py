@@ -36,8 +36,6 @@ class ItemJudgments:
     # item_ids are judged items absent from the corpus, which no retriever returns
     qrels: csr_array
     item_ids: list[str]
-    groups: np.ndarray | None = None  # where each item's rows start: an item scores its best row
-    rows: np.ndarray | None = None  # chunk rows the retriever scores, in order; None: all chunks
 
 
 def score_ranked(

@@ -3,7 +3,8 @@
 An exact retriever is a :class:`ScoreSource` (goldenset.scoring.retrievers: dense, bm25): it hands
 out the full score matrix one block of query rows at a time. :func:`top_k` keeps the k best items
 (or item groups) of every query without ever sorting a whole row. :class:`TopK` holds the ranked
-lists every retriever returns, and the functions after it reshape them.
+lists every retriever's run holds (goldenset.scoring.retrievers.Run), and the functions after
+it build them.
 
 Ties: equal scores rank by ascending item (or group) index, also across the k-th place, so the
 result does not depend on block size or thread timing. NaN scores count as -inf.
@@ -89,32 +90,6 @@ def padded(n_queries: int, depth: int) -> TopK:
     )
 
 
-def chunk_depth(groups: np.ndarray | None, n_chunks: int, depth: int) -> int:
-    """Chunks to fetch so that ``depth`` distinct documents are among them."""
-    if groups is None:
-        return depth
-    largest = int(np.diff(np.r_[groups, n_chunks]).max()) if len(groups) else 1
-    return depth * largest
-
-
-def to_groups(found: TopK, groups: np.ndarray | None, depth: int) -> TopK:
-    """Ranked chunks -> ranked documents (a document at the rank of its best chunk)."""
-    if groups is None:
-        return ranked_rows(*_entries(found), found.indices.shape[0], depth)
-    row, column = np.nonzero(found.indices >= 0)
-    group = np.searchsorted(groups, found.indices[row, column], side="right") - 1
-    # the first (best) chunk of each document in each row
-    _, first = np.unique(row * (len(groups) + 1) + group, return_index=True)
-    first = np.sort(first)  # back into row, then rank order
-    scores = found.scores[row[first], column[first]]
-    return ranked_rows(row[first], group[first], scores, found.indices.shape[0], depth)
-
-
-def _entries(found: TopK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    row, column = np.nonzero(found.indices >= 0)
-    return row, found.indices[row, column], found.scores[row, column]
-
-
 def top_k(
     source: ScoreSource,
     k: int,
@@ -176,6 +151,18 @@ def _select_in_parallel(
 def block_rows_for(n_items: int, budget_bytes: int = BLOCK_BUDGET_BYTES) -> int:
     """Query rows whose float32 scores fit the budget (at least one)."""
     return max(1, budget_bytes // (4 * max(n_items, 1)))
+
+
+def row_ranges(n_rows: int, width: int) -> list[tuple[int, int]]:
+    """Ranges of rows [first, last) whose (rows x width) table of 8-byte cells fits the budget."""
+    rows = max(1, BLOCK_BUDGET_BYTES // (8 * max(width, 1)))
+    return [(first, min(first + rows, n_rows)) for first in range(0, n_rows, rows)]
+
+
+def entries_of(row: np.ndarray, first: int, last: int) -> slice:
+    """The entries of rows [first, last), entries sorted by row."""
+    start, stop = np.searchsorted(row, [first, last])
+    return slice(int(start), int(stop))
 
 
 def _checked_groups(groups: np.ndarray, n_items: int) -> np.ndarray:

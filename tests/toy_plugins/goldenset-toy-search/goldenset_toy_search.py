@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from goldenset.scoring.retrievers import RETRIEVERS, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers import RETRIEVERS, RetrieverEntry, RetrieverSection, Run
 
 
 class ToyParams(RetrieverSection):
@@ -14,13 +14,13 @@ class Toy:
     def __init__(self, corpus, k1: float) -> None:
         self.corpus, self.k1 = corpus, k1
 
-    def rank(self, queries, depth: int):
-        """A run: each query's best `depth` items (queries.judged.item_ids), best first."""
+    def rank(self, queries, depth: int) -> Run:
+        """A run keyed by id: each question's best `depth` chunk ids, best first."""
         from goldenset.scoring.retrievers.lexical import BM25Scores
         from goldenset.scoring.topk import top_k
 
         scores = BM25Scores(self.corpus.texts, queries.texts, k1=self.k1, b=0.0)
-        return top_k(scores, depth, groups=queries.judged.groups)
+        return Run(self.corpus.chunk_ids, top_k(scores, depth))
 
 
 def build_toy(settings: ToyParams, corpus, device, loaded) -> Toy:

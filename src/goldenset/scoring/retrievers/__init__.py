@@ -7,12 +7,14 @@ module each, next to its params section and its registry entry:
 - external: a team's own retriever, as a Python callable or a TREC run file;
 - fusion: hybrid, reciprocal rank fusion of the runs of other retrievers (runs to a run).
 
-Every retriever returns the same thing, a run (:class:`~goldenset.scoring.topk.TopK`: item
-indices best first, -1 padding a short list; on disk, a TREC run file), so scoring and exports
-never depend on how a run was made. The stores (goldenset.scoring.stores) register here too:
-their runs are over their own chunking. Items are chunks for a query set judged per chunk (the
-golden set) and documents for one judged per document (real queries): a document ranks by its
-best chunk (``ItemJudgments.groups``).
+Every retriever takes the same thing, a query set's questions (:class:`Queries`: ids, texts,
+vectors) and a depth, and returns the same thing, a run keyed by id (:class:`Run`: chunk ids, or
+document ids for a run file of documents; on disk, a TREC run file), so scoring and exports
+never depend on how a run was made. It never sees judgments: the evaluator reads its ids as the
+items a set is judged over (goldenset.scoring.projection), chunks for a set judged by evidence
+(the golden set) and documents, each at its best chunk, for one judged per document (real
+queries). The stores (goldenset.scoring.stores) register here too: their runs are over their
+own chunking.
 
 Adding a retriever is one module (its params section, its class and
 ``RETRIEVERS.register("name", RetrieverEntry(...))``), in this package or in a plugin's package
@@ -30,10 +32,11 @@ from goldenset.scoring.retrievers.base import (
     FusionSection,
     PassagesSection,
     Queries,
-    RankingContext,
     Retriever,
     RetrieverEntry,
     RetrieverSection,
+    Run,
+    build_references,
     build_retrievers,
     fusable,
     fused_sections,
@@ -52,10 +55,11 @@ __all__ = [
     "FusionSection",
     "PassagesSection",
     "Queries",
-    "RankingContext",
     "Retriever",
     "RetrieverEntry",
     "RetrieverSection",
+    "Run",
+    "build_references",
     "build_retrievers",
     "fusable",
     "fused_sections",

@@ -1,21 +1,20 @@
-"""ann: a faiss HNSW or IVF inner-product index over the embeddings, built once per corpus;
-its own metric recall_loss@k measures what it misses against the exact search at the same k."""
+"""ann: a faiss HNSW or IVF inner-product index over the embeddings, built once per corpus; it
+approximates dense, so the evaluator measures what it misses against that exact search at the
+same k (recall_loss@k, goldenset.metrics.approximation)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection, Run
 
 if TYPE_CHECKING:
     import numpy as np
     import torch
 
-    from goldenset.scoring.retrievers.base import Corpus, Queries, RankingContext
-    from goldenset.scoring.topk import TopK
+    from goldenset.scoring.retrievers.base import Corpus, Queries
 
 
 class ANNParams(RetrieverSection):
@@ -39,24 +38,24 @@ class ANN:
             self._index = build_faiss_index(self.corpus.vectors, self.params)
         return self._index
 
-    def rank(self, queries: Queries, depth: int) -> TopK:
+    def rank(self, queries: Queries, depth: int) -> Run:
         import faiss
         import numpy as np
 
-        from goldenset.scoring.topk import TopK, chunk_depth, padded, to_groups
+        from goldenset.scoring.topk import TopK, padded
 
-        groups, n_chunks = queries.judged.groups, len(self.corpus.chunk_ids)
-        wanted = min(chunk_depth(groups, n_chunks, depth), n_chunks)
+        wanted = min(depth, len(self.corpus.chunk_ids))
         index = self._built()
         if self.params.index == "hnsw":
             index.hnsw.efSearch = max(self.params.ef_search, wanted)
         vectors = np.ascontiguousarray(queries.vectors, dtype=np.float32)
         if wanted == 0 or len(vectors) == 0:
-            return padded(len(vectors), 0)
+            return Run(self.corpus.chunk_ids, padded(len(vectors), 0))
         # One thread: faiss' OpenMP pool and torch's would otherwise fight over the cores.
         faiss.omp_set_num_threads(1)
         scores, indices = index.search(vectors, wanted)
-        return to_groups(TopK(indices.astype(np.int64), scores.astype(np.float32)), groups, depth)
+        found = TopK(indices.astype(np.int64), scores.astype(np.float32))
+        return Run(self.corpus.chunk_ids, found)
 
 
 def build_faiss_index(vectors: np.ndarray, params: ANNParams):
@@ -83,45 +82,8 @@ def build_faiss_index(vectors: np.ndarray, params: ANNParams):
     return index
 
 
-def recall_loss(approximate: TopK, exact: TopK, ks: Sequence[int]) -> dict[str, float]:
-    """``recall_loss@k``: 1 - |approximate top k ∩ exact top k| / k, averaged over queries.
-
-    k is capped by the items the exact search returned (a corpus smaller than k).
-    """
-    import numpy as np
-
-    losses = {}
-    for k in ks:
-        cut = min(k, exact.indices.shape[1])
-        if cut == 0 or exact.indices.shape[0] == 0:
-            losses[f"recall_loss@{k}"] = 0.0
-            continue
-        exact_top, approximate_top = exact.indices[:, :cut], approximate.indices[:, :cut]
-        shared = [
-            np.intersect1d(a[a >= 0], e[e >= 0]).size
-            for a, e in zip(approximate_top, exact_top, strict=True)
-        ]
-        losses[f"recall_loss@{k}"] = float(1.0 - np.mean(shared) / cut)
-    return losses
-
-
-def recall_loss_against_exact(
-    approximate: TopK, context: RankingContext, ks: Sequence[int]
-) -> dict[str, float]:
-    """:func:`recall_loss` against dense's run (exact search over the same embeddings), or an
-    exact search run for it when dense is off."""
-    from goldenset.scoring.retrievers.dense import Dense
-
-    exact = context.ranked.get("dense")
-    if exact is None:
-        exact = Dense(context.corpus, context.device).rank(context.queries, context.depth)
-    return recall_loss(approximate, exact, ks)
-
-
 def build_ann(settings: ANNParams, corpus: Corpus, device: torch.device | str, loaded: None) -> ANN:
     return ANN(corpus, settings)
 
 
-RETRIEVERS.register(
-    "ann", RetrieverEntry(ANNParams, build_ann, order=30, extra_metrics=recall_loss_against_exact)
-)
+RETRIEVERS.register("ann", RetrieverEntry(ANNParams, build_ann, order=30, approximates="dense"))

@@ -1,5 +1,5 @@
-"""What every retriever shares: the interface (:class:`Retriever`: a run of :class:`Queries`
-over a :class:`Corpus`; :class:`Fusion`: runs to a run), the params section it extends
+"""What every retriever shares: the interface (:class:`Retriever`: :class:`Queries` and a depth
+to a :class:`Run` keyed by id; :class:`Fusion`: runs to a run), the params section it extends
 (:class:`RetrieverSection`, whose class also says which kind it is) and the registry
 (:data:`RETRIEVERS`), in which each retriever's module declares its :class:`RetrieverEntry`.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,9 +25,7 @@ from goldenset.core.registry import Registry
 
 if TYPE_CHECKING:
     import numpy as np
-    import torch
 
-    from goldenset.scoring.ranked import ItemJudgments
     from goldenset.scoring.topk import TopK
 
 
@@ -42,43 +40,45 @@ class Corpus:
 
 @dataclass(frozen=True)
 class Queries:
-    """One query set's questions, with the items they are judged over (row i:
-    ``judged.qids[i]``): its texts and vectors."""
+    """One query set's questions, row i of each field belonging to question i: all a retriever
+    is given besides a depth. It never sees their judgments nor the items they are judged over:
+    those meet its run in the evaluator (goldenset.scoring.evaluation)."""
 
-    judged: ItemJudgments
+    name: str  # the query set's name (synthetic, real...), for messages
+    qids: list[str]
     texts: list[str]
     vectors: np.ndarray
 
 
 @dataclass(frozen=True)
-class RankingContext:
-    """What a retriever's own metrics may read besides its run: the queries, the corpus they
-    searched, the other retrievers' runs on the same set, the depth and the dense device."""
+class Run:
+    """What every retriever returns, keyed by id: row q of ``found`` ranks query q's best ids,
+    best first, ``ids[found.indices[q, r]]`` scored ``found.scores[q, r]`` (-1 pads a short list).
 
-    queries: Queries
-    corpus: Corpus
-    ranked: Mapping[str, TopK]
-    depth: int
-    device: torch.device | str = "cpu"
+    ``ids`` is the retriever's own list (its corpus' chunk ids, or the ids a run file holds),
+    in whatever order it keeps them: the evaluator reads ids, never positions."""
+
+    ids: Sequence[str]
+    found: TopK
 
 
 class Retriever(Protocol):
-    """What every retriever is: a run of the queries' items (goldenset.scoring.topk.TopK)."""
+    """What every retriever is: questions and a depth to a :class:`Run`."""
 
-    def rank(self, queries: Queries, depth: int) -> TopK | None:
-        """A run: up to ``depth`` of ``queries.judged``'s items per query, best first; None
-        when it has no run of these items (a run file of other ids)."""
+    def rank(self, queries: Queries, depth: int) -> Run | None:
+        """Up to ``depth`` ids per query, best first: chunk ids of the corpus it was built
+        over, or document ids (a run file of documents); None when it holds no run of these
+        questions (a run file of other queries)."""
         ...
 
 
-@runtime_checkable
 class Fusion(Protocol):
     """A retriever made of the runs of others (``fuses``, their names): a function from runs to a
     run."""
 
     fuses: Sequence[str]
 
-    def fuse(self, runs: Sequence[TopK], depth: int) -> TopK: ...
+    def fuse(self, runs: Sequence[Run], depth: int) -> Run: ...
 
 
 class RetrieverSection(BaseModel):
@@ -107,8 +107,6 @@ Builder = Callable[[Any, Corpus, Any, Any], "Retriever | Fusion"]
 # (its params section) -> what it reads from outside the pipeline's files (a run file, a module):
 # read at the edge (goldenset.scoring.configuration.read_score_inputs), so scoring reads no file
 Load = Callable[[Any], Any]
-# (its run, a RankingContext, ks) -> metric name -> mean
-ExtraMetrics = Callable[[Any, RankingContext, Sequence[int]], dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -124,7 +122,9 @@ class RetrieverEntry:
     # what it fuses): lower first (equal orders keep the order of registration)
     order: int = 100
     model_free: bool = False  # reads no embedding: calibrate scores it with the first model only
-    extra_metrics: ExtraMetrics | None = None  # metrics of its own, added to its scores
+    # the retriever whose exact search it approximates: the evaluator measures what it misses
+    # against that run (recall_loss@k), ranked for it when that retriever is off
+    approximates: str | None = None
     load: Load | None = None
 
 
@@ -196,25 +196,61 @@ def build_retrievers(
     return built
 
 
-def rank_all(retrievers: Mapping[str, Any], queries: Queries, depth: int) -> dict[str, TopK]:
+def build_references(
+    params: BaseModel, corpus: Corpus, built: Mapping[str, Any], device: Any = "cpu"
+) -> dict[str, Any]:
+    """The exact searches the built retrievers approximate that are not built themselves: ranked
+    as references only, never scored."""
+    wanted = {RETRIEVERS[name].approximates for name in built} - {None, *built}
+    return {
+        name: RETRIEVERS[name].build(getattr(params, name), corpus, device, None)
+        for name in ranking_order()
+        if name in wanted
+    }
+
+
+def rank_all(retrievers: Mapping[str, Any], queries: Queries, depth: int) -> dict[str, Run]:
     """Every retriever's run on one query set, in ranking order (a retriever with no run of
-    these items is left out); a fusion fuses the runs ranked before it."""
-    runs: dict[str, TopK] = {}
+    these questions is left out); a fusion fuses the runs ranked before it."""
+    runs: dict[str, Run] = {}
+    fusing = set(fusions())
     for name, retriever in retrievers.items():
-        if isinstance(retriever, Fusion):
+        if name in fusing:
             missing = [other for other in retriever.fuses if other not in runs]
             if missing:
                 raise GoldensetError(
-                    f"retrievers.{name}: {missing} ranked nothing for the "
-                    f"{queries.judged.name} queries, so they cannot be fused; fuse other "
-                    "retrievers"
+                    f"retrievers.{name}: {missing} ranked nothing for the {queries.name} "
+                    "queries, so they cannot be fused; fuse other retrievers"
                 )
             runs[name] = retriever.fuse([runs[other] for other in retriever.fuses], depth)
             continue
-        found = retriever.rank(queries, depth)
+        found = _ranked(name, retriever, queries, depth)
         if found is not None:
             runs[name] = found
     return runs
+
+
+def _ranked(name: str, retriever: Retriever, queries: Queries, depth: int) -> Run | None:
+    """One retriever's run, with one line for a plugin written against the interface before
+    runs were keyed by id (it read ``queries.judged`` and returned item indices)."""
+    try:
+        run = retriever.rank(queries, depth)
+    except AttributeError as error:
+        if "judged" not in str(error):
+            raise
+        raise _old_interface(name) from None
+    if run is not None and not isinstance(run, Run):
+        raise _old_interface(name)
+    return run
+
+
+def _old_interface(name: str) -> GoldensetError:
+    return GoldensetError(
+        f"retrievers.{name}: its rank() is written for the earlier interface (it reads "
+        "queries.judged, or returns a TopK of item indices); rank(queries, depth) now takes "
+        "Queries (qids, texts, vectors) and returns Run(corpus.chunk_ids, top_k(...)), keyed "
+        "by id: see 'A retriever plugin in full' on the development page"
+    )
 
 
 def fused_sections(params: BaseModel) -> Mapping[str, list[str]]:

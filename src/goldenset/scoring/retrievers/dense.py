@@ -6,14 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from goldenset.core.errors import GoldensetError
-from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection, Run
 
 if TYPE_CHECKING:
     import numpy as np
     import torch
 
     from goldenset.scoring.retrievers.base import Corpus, Queries
-    from goldenset.scoring.topk import TopK
 
 
 class DenseParams(RetrieverSection):
@@ -24,11 +23,11 @@ class Dense:
     def __init__(self, corpus: Corpus, device: torch.device | str = "cpu") -> None:
         self.corpus, self.device = corpus, device
 
-    def rank(self, queries: Queries, depth: int) -> TopK:
+    def rank(self, queries: Queries, depth: int) -> Run:
         from goldenset.scoring.topk import top_k
 
         source = DenseScores(queries.vectors, self.corpus.vectors, self.device)
-        return top_k(source, depth, groups=queries.judged.groups)
+        return Run(self.corpus.chunk_ids, top_k(source, depth))
 
 
 class DenseScores:

@@ -1,6 +1,6 @@
 """external: a team's own retriever, as a Python callable (module:function, through
 goldenset.scoring.team_code) or a TREC run file; it reads no embedding. A run file ranks the ids
-it holds: those of the items asked for, or none of them (no run of these items)."""
+it holds (chunk ids, or document ids): the evaluator reads them against the query set's items."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.specs import FunctionSpec
-from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection, Run
 from goldenset.scoring.team_code import CodeFolder
 
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
     from goldenset.scoring.query_cache import QueryCache
     from goldenset.scoring.retrievers.base import Corpus, Queries
-    from goldenset.scoring.topk import TopK
 
 log = logging.getLogger("goldenset")
 
@@ -55,7 +54,8 @@ class ExternalCallable:
     """``module:function`` called as ``function(query_texts, chunk_ids, chunk_texts, k)``.
 
     It returns, for each query in order, its best chunks first: chunk ids, or (chunk id, score)
-    pairs. For a query set judged per document, the documents rank by their best chunk.
+    pairs. For a query set judged per document, the evaluator ranks documents by their best
+    chunk.
     The module is imported from the folder holding ``folder`` (retrievers.external.folder):
     ``external.my_search`` from the project folder, ``search.retrieve`` from a repository
     holding the pipeline in a subfolder and its ``search/`` folder at the top (``../search``).
@@ -67,16 +67,14 @@ class ExternalCallable:
         self.corpus, self.spec, self.source = corpus, spec, source
         self._handed = digest(*corpus.chunk_ids, *corpus.texts)  # what it ranks
 
-    def rank(self, queries: Queries, depth: int) -> TopK:
+    def rank(self, queries: Queries, depth: int) -> Run:
         from goldenset.scoring.query_cache import digest
         from goldenset.scoring.team_code import ask_missing, parse_ranked_ids
-        from goldenset.scoring.topk import chunk_depth, to_groups
 
-        groups, n_chunks = queries.judged.groups, len(self.corpus.chunk_ids)
-        wanted = min(chunk_depth(groups, n_chunks, depth), n_chunks)
+        wanted = min(depth, len(self.corpus.chunk_ids))
         texts = list(queries.texts)
         keys = [digest(self._handed, str(wanted), text) for text in texts]
-        label = f"external {queries.judged.name}"
+        label = f"external {queries.name}"
         answers = ask_missing(
             self.source.cache,
             keys,
@@ -86,7 +84,7 @@ class ExternalCallable:
             lambda asked: self._ask(asked, wanted),
         )
         found = parse_ranked_ids(answers, self.corpus.chunk_ids, len(texts), self.spec)
-        return to_groups(found, groups, depth)
+        return Run(self.corpus.chunk_ids, found)
 
     def _ask(self, texts: list[str], k: int) -> list[list]:
         from goldenset.scoring.team_code import check_answer_count, first_line, plain
@@ -118,44 +116,33 @@ class ExternalRunFile:
     """A TREC run file (``qid Q0 docid rank score tag``), ordered as trec_eval orders it.
 
     Golden-set questions rank chunk ids (those of data/chunks.parquet, as exported to the BEIR
-    corpus); real queries rank document ids, like their qrels. It has no run of a query set none
-    of whose query ids it holds, nor of items none of whose ids it holds for them (the chunks a
-    set judged per document is also ranked over, for its contexts); a query of a set absent from
-    the file ranks nothing.
+    corpus); real queries rank document ids, like their qrels (then the contexts, which read
+    chunks, are not measured). It has no run of a query set none of whose query ids it holds; a
+    query of a set absent from the file ranks nothing.
     """
 
     def __init__(self, path: str, run: Mapping[str, Mapping[str, float]]) -> None:
         self.path, self._run = path, run  # qid -> item id -> score, read by load_external
 
-    def rank(self, queries: Queries, depth: int) -> TopK | None:
+    def rank(self, queries: Queries, depth: int) -> Run | None:
         import numpy as np
 
         from goldenset.metrics.ranking import rank_run
         from goldenset.scoring.topk import TopK
 
-        judged = queries.judged
-        held = [self._run[qid] for qid in judged.qids if qid in self._run]
+        held = [self._run[qid] for qid in queries.qids if qid in self._run]
         if not held:
-            log.info("external: %s holds no %s query; not scored", self.path, judged.name)
+            log.info("external: %s holds no %s query; not scored", self.path, queries.name)
             return None
-        if set(judged.item_ids).isdisjoint(item for run in held for item in run):
-            log.info("external: %s ranks none of these %s items", self.path, judged.name)
-            return None
-        try:
-            indices = rank_run(self._run, judged.item_ids, judged.qids, depth)
-        except GoldensetError as error:
-            unit = "chunk" if judged.groups is None else "document"
-            raise GoldensetError(
-                f"retrievers.external.run_file {self.path}: {error}; {judged.name} queries "
-                f"rank {unit} ids"
-            ) from None
+        ids = sorted({item for ranked in held for item in ranked})
+        indices = rank_run(self._run, ids, queries.qids, depth)
         scores = np.full(indices.shape, -np.inf, dtype=np.float32)
-        for row, qid in enumerate(judged.qids):
-            run = self._run.get(qid, {})
+        for row, qid in enumerate(queries.qids):
+            ranked = self._run.get(qid, {})
             for column, item in enumerate(indices[row]):
                 if item >= 0:
-                    scores[row, column] = run[judged.item_ids[item]]
-        return TopK(indices=indices, scores=scores)
+                    scores[row, column] = ranked[ids[item]]
+        return Run(ids, TopK(indices=indices, scores=scores))
 
 
 def load_external(settings: ExternalParams) -> CallableSource | dict[str, dict[str, float]]:

@@ -1,5 +1,5 @@
 """hybrid: reciprocal rank fusion (Cormack et al., 2009) of the runs of other retrievers (its
-`fuse` param): a function from their runs to a run, ranked after them."""
+`fuse` param): a function from their runs, keyed by id, to a run, ranked after them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from goldenset.scoring.retrievers.base import RETRIEVERS, FusionSection, RetrieverEntry
+from goldenset.scoring.retrievers.base import RETRIEVERS, FusionSection, RetrieverEntry, Run
 
 if TYPE_CHECKING:
     import torch
@@ -28,32 +28,61 @@ class Hybrid:
     def __init__(self, fuses: Sequence[str], rrf_k: int) -> None:
         self.fuses, self.rrf_k = list(fuses), rrf_k
 
-    def fuse(self, runs: Sequence[TopK], depth: int) -> TopK:
+    def fuse(self, runs: Sequence[Run], depth: int) -> Run:
         return reciprocal_rank_fusion(runs, self.rrf_k, depth)
 
 
-def reciprocal_rank_fusion(lists: Sequence[TopK], rrf_k: int, depth: int) -> TopK:
-    """Items scored by the sum of 1 / (rrf_k + rank) over the lists; ties by lower index."""
+def reciprocal_rank_fusion(runs: Sequence[Run], rrf_k: int, depth: int) -> Run:
+    """Ids scored by the sum of 1 / (rrf_k + rank) over the runs; ties by the id first listed
+    (the runs' common id list, or the ids in the order the runs first list them)."""
     import numpy as np
 
-    from goldenset.scoring.topk import padded, ranked_rows
+    from goldenset.scoring.topk import entries_of, ranked_rows, row_ranges
 
-    n_queries = lists[0].indices.shape[0]
-    rows, items, gains = [], [], []
+    ids, lists = _on_common_ids(runs)
+    n_queries, width = lists[0].indices.shape[0], max(len(ids), 1)
+    entries = []
     for found in lists:
         row, column = np.nonzero(found.indices >= 0)
-        rows.append(row)
-        items.append(found.indices[row, column])
-        gains.append(1.0 / (rrf_k + column + 1.0))
-    rows, items, gains = np.concatenate(rows), np.concatenate(items), np.concatenate(gains)
-    if rows.size == 0:
-        return padded(n_queries, 0)
-    width = int(items.max()) + 1
-    keys, inverse = np.unique(rows * width + items, return_inverse=True)
-    fused = np.bincount(inverse.ravel(), weights=gains, minlength=keys.size)
-    key_rows, key_items = keys // width, keys % width
-    order = np.lexsort((key_items, -fused, key_rows))
-    return ranked_rows(key_rows[order], key_items[order], fused[order], n_queries, depth)
+        entries.append((row, found.indices[row, column], 1.0 / (rrf_k + column + 1.0)))
+    fused_rows, fused_ids, fused = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0)]
+    # a table of (queries x ids) sums, a block of queries at a time, each run added in turn
+    for first, last in row_ranges(n_queries, width):
+        table = np.zeros((last - first) * width)
+        for row, item, gain in entries:
+            part = entries_of(row, first, last)
+            np.add.at(table, (row[part] - first) * width + item[part], gain[part])
+        cells = np.flatnonzero(table)  # by query, then id
+        fused_rows.append(cells // width + first)
+        fused_ids.append(cells % width)
+        fused.append(table[cells])
+    key_rows, key_ids, scores = (np.concatenate(parts) for parts in (fused_rows, fused_ids, fused))
+    # a stable sort by score within each query keeps tied ids in order
+    order = np.lexsort((-scores, key_rows))
+    found = ranked_rows(key_rows[order], key_ids[order], scores[order], n_queries, depth)
+    return Run(ids, found)
+
+
+def _on_common_ids(runs: Sequence[Run]) -> tuple[Sequence[str], list[TopK]]:
+    """The runs' rankings over one id list: theirs when they share it (goldenset's own
+    retrievers rank the same chunks), else every id they hold, in the order first listed."""
+    import numpy as np
+
+    from goldenset.scoring.topk import TopK
+
+    first = runs[0].ids
+    if all(run.ids is first for run in runs):
+        return first, [run.found for run in runs]
+    index: dict[str, int] = {}
+    for run in runs:
+        for item in run.ids:
+            index.setdefault(item, len(index))
+    lists = []
+    for run in runs:
+        # the last entry maps the padding (-1) to itself
+        position = np.array([*(index[item] for item in run.ids), -1], dtype=np.int64)
+        lists.append(TopK(position[run.found.indices], run.found.scores))
+    return list(index), lists
 
 
 def build_hybrid(

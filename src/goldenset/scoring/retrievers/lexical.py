@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection
+from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection, Run
 
 if TYPE_CHECKING:
     import numpy as np
     import torch
 
     from goldenset.scoring.retrievers.base import Corpus, Queries
-    from goldenset.scoring.topk import TopK
 
 
 class BM25Params(RetrieverSection):
@@ -23,14 +22,32 @@ class BM25Params(RetrieverSection):
 
 
 class BM25:
+    """BM25 over the corpus' chunk texts, indexed once for every query set."""
+
     def __init__(self, corpus: Corpus, k1: float, b: float) -> None:
         self.corpus, self.k1, self.b = corpus, k1, b
+        self._index: Any = None
 
-    def rank(self, queries: Queries, depth: int) -> TopK:
+    def rank(self, queries: Queries, depth: int) -> Run:
         from goldenset.scoring.topk import top_k
 
-        source = BM25Scores(self.corpus.texts, queries.texts, k1=self.k1, b=self.b)
-        return top_k(source, depth, groups=queries.judged.groups)
+        if self._index is None:
+            self._index = bm25_index(self.corpus.texts, self.k1, self.b)
+        source = BM25Scores(self.corpus.texts, queries.texts, index=self._index)
+        return Run(self.corpus.chunk_ids, top_k(source, depth))
+
+
+def bm25_index(item_texts: Sequence[str], k1: float, b: float) -> Any:
+    """bm25s' index of the texts, or False for texts without a single token (bm25s cannot
+    index them)."""
+    import bm25s
+
+    corpus = bm25s.tokenize(list(item_texts), stopwords="en", show_progress=False)
+    if not corpus.vocab:
+        return False
+    index = bm25s.BM25(k1=k1, b=b)
+    index.index(corpus, show_progress=False)
+    return index
 
 
 class BM25Scores:
@@ -47,16 +64,14 @@ class BM25Scores:
         query_texts: Sequence[str],
         k1: float = 1.5,
         b: float = 0.75,
+        index: Any = None,
     ) -> None:
+        """``index``: :func:`bm25_index` of ``item_texts`` made before (None: made now)."""
         import bm25s
 
         self._n_items = len(item_texts)
         self._n_queries = len(query_texts)
-        corpus = bm25s.tokenize(list(item_texts), stopwords="en", show_progress=False)
-        self._index: bm25s.BM25 | None = None
-        if corpus.vocab:  # bm25s cannot index a corpus without a single token
-            self._index = bm25s.BM25(k1=k1, b=b)
-            self._index.index(corpus, show_progress=False)
+        self._index = bm25_index(item_texts, k1, b) if index is None else index
         queries = bm25s.tokenize(
             list(query_texts), stopwords="en", return_ids=False, show_progress=False
         )

@@ -273,19 +273,18 @@ class Answers:
 
 
 class AnsweredStore:
-    """A store's placed answers as a retriever over its own chunks: a set judged per document
-    ranks documents by their best chunk, as for goldenset's own retrievers."""
+    """A store's placed answers as a retriever over its own chunks (a run of their ids)."""
 
     def __init__(self, corpus: Any, answers: Answers) -> None:
         self.corpus, self.answers = corpus, answers
 
     def rank(self, queries: Any, depth: int) -> Any:
+        from goldenset.scoring.retrievers.base import Run
         from goldenset.scoring.team_code import parse_ranked_ids
-        from goldenset.scoring.topk import to_groups
 
-        lists = [self.answers.ranked.get(text, []) for text in queries.texts]
+        lists = [self.answers.ranked.get(text, [])[:depth] for text in queries.texts]
         found = parse_ranked_ids(lists, self.corpus.chunk_ids, len(lists), self.answers.origin)
-        return to_groups(found, queries.judged.groups, depth)
+        return Run(self.corpus.chunk_ids, found)
 
 
 def build_answered(settings: StoreSection, corpus: Any, device: Any, loaded: Answers) -> Any:
