@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pypdf import PdfWriter
 
+from goldenset.core.errors import GoldensetError
 from goldenset.corpus.documents import SkipReason
 from goldenset.corpus.extraction import EXTRACTION_VERSION
 from goldenset.corpus.ingest import ingest
@@ -196,8 +197,18 @@ def test_the_cache_pays_each_file_once_and_a_changed_file_again(tmp_path):
     assert (first.files_extracted, first.files_cached) == (2, 0)
     assert (again.files_extracted, again.files_cached) == (0, 2)
     assert "PDF and Word files: 0 extracted, 2 from the cache" in again.summary()
-    # a damaged entry is read again, not trusted
-    entry.write_text("{not json")
+    # a damaged entry is the caches' one line, saying to delete it; deleted, it is read again
+    damages = {"{not json": "not a JSON object", "[]": "not a JSON object"}
+    damages['{"text": 1}'] = "not an extracted text"
+    for damage, why in damages.items():
+        entry.write_text(damage)
+        with pytest.raises(GoldensetError) as raised:
+            ingest(folder, 20, cache=cache)
+        assert str(raised.value) == (
+            f"{entry} is a damaged cache ({why}): delete it, and the next run asks for the "
+            "text of that file again"
+        )
+    entry.unlink()
     assert ingest(folder, 20, cache=cache).documents[0].text == first.documents[0].text
     # a changed file is a new hash, a new entry
     write_text_pdf(folder / "a.pdf", known_text(3))

@@ -17,7 +17,7 @@ import pytest
 
 from goldenset.core.errors import GoldensetError
 from goldenset.scoring.configuration import score_inputs
-from goldenset.scoring.foreign import NOT_LOCATED, foreign_chunking
+from goldenset.scoring.foreign import NOT_LOCATED, ask_stores, foreign_chunking
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.query_cache import QueryCache
 from goldenset.scoring.retriever_params import retrievers_model
@@ -125,11 +125,30 @@ def scored_with_toy(tmp_path, params_model, opener=None, score=None, **store):
     retrievers = params_model.model_validate(
         {"toystore": {"enabled": True}, **{name: {"enabled": False} for name in OTHERS}}
     )
-    return score_inputs(inputs, score or ScoreParams(device="cpu"), retrievers), source
+    score = score or ScoreParams(device="cpu")
+    return score_inputs(ask_stores(inputs, score, retrievers), score, retrievers), source
 
 
 def all_metrics(outputs, retriever: str) -> dict[str, float]:
     return {**outputs.scores["synthetic"][retriever], **outputs.detail["synthetic"][retriever]}
+
+
+def test_scoring_asks_no_store_itself(tmp_path, toy_registered):
+    """The store is asked at the read edge (ask_stores); score_inputs given what would ask it
+    says so in one line, and asks nothing."""
+    inputs = memory_inputs()
+    cache = QueryCache.open(tmp_path, "toy")
+
+    def opener():
+        raise AssertionError("score_inputs opened the store")
+
+    source = StoreSource(opener, cache, ToyParams(enabled=True))
+    inputs = replace(inputs, loaded={"toystore": source}, documents=sample_documents(12))
+    retrievers = toy_registered.model_validate(
+        {"toystore": {"enabled": True}, **{name: {"enabled": False} for name in OTHERS}}
+    )
+    with pytest.raises(GoldensetError, match="retrievers.toystore: a store is asked at the edge"):
+        score_inputs(inputs, ScoreParams(device="cpu"), retrievers)
 
 
 def test_a_store_that_lists_its_chunks_gets_every_view_and_the_dense_metrics(

@@ -72,11 +72,15 @@ def read_json_cache(path: Path, what: str) -> dict:
         cached = None
     # an error, not a fresh start: starting empty would hide the damage and pay for `what` again
     if not isinstance(cached, dict):
-        raise GoldensetError(
-            f"{path} is a damaged cache (not a JSON object): delete it, "
-            f"and the next run asks for {what} again"
-        )
+        raise damaged_cache(path, what, "not a JSON object")
     return cached
+
+
+def damaged_cache(path: Path, what: str, why: str) -> GoldensetError:
+    """The one line for a cache file that cannot be read: its path, why, and what to do."""
+    return GoldensetError(
+        f"{path} is a damaged cache ({why}): delete it, and the next run asks for {what} again"
+    )
 
 
 def read_jsonl(

@@ -8,13 +8,12 @@ What a file could not give (encrypted, scanned, broken) is kept too: a 500-page 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from goldenset.core.files import write_json
+from goldenset.core.files import damaged_cache, read_json_cache, write_json
 from goldenset.corpus.documents import SkipReason, Unreadable
 from goldenset.corpus.places import Places
 
@@ -58,16 +57,16 @@ def file_sha256(path: Path) -> str:
 
 
 def cached_text(cache: Path | None, digest: str) -> FileText | Unreadable | None:
-    """What the file of this content hash gave before, or None when it was never read (or its
-    entry is damaged: it is then read again and the entry replaced)."""
+    """What the file of this content hash gave before, or None when it was never read. A
+    damaged entry is the caches' one line (goldenset.core.files.read_json_cache)."""
     entry = _entry(cache, digest) if cache is not None else None
     if entry is None or not entry.exists():
         return None
+    what = "the text of that file"
     try:
-        return _from_json(json.loads(entry.read_text(encoding="utf-8")))
+        return _from_json(read_json_cache(entry, what))
     except (ValueError, KeyError, TypeError):
-        log.warning("%s is damaged: reading its file again, the entry is replaced", entry)
-        return None
+        raise damaged_cache(entry, what, "not an extracted text") from None
 
 
 def extract(

@@ -24,17 +24,11 @@ from goldenset.core.files import write_atomically, write_json, write_parquet
 from goldenset.core.params import ReviewParams
 from goldenset.core.vectors import CHUNK_VECTORS, read_vectors, read_vectors_of
 from goldenset.corpus.places import PLACE
-from goldenset.corpus.querysets import QuerySet
+from goldenset.corpus.querysets import QuerySet, read_query_sets
 from goldenset.scoring.evaluation import RetrieverChoice, score_chunking
 from goldenset.scoring.exports import beir_corpus
-from goldenset.scoring.foreign import store_chunking
-from goldenset.scoring.inputs import (
-    SCORED_CHUNK_COLUMNS,
-    Chunking,
-    ScoreInputs,
-    own_chunking,
-    read_upstream,
-)
+from goldenset.scoring.foreign import StoreChunking, ask_stores
+from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, Chunking, ScoreInputs, own_chunking
 from goldenset.scoring.outputs import ChunkingScores, ScoreOutputs, gathered
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
@@ -77,7 +71,8 @@ def read_score_inputs(
 ) -> tuple[ScoreInputs, dict | None]:
     """The score stage's inputs under a project folder: chunks, every query set
     (read_project_upstream) and their vectors (data/embeddings, checked against the ids they
-    belong to), the documents' token starts, and what the enabled retrievers read from outside;
+    belong to), the documents' token starts, what the enabled retrievers read from outside, and
+    each enabled store asked (goldenset.scoring.foreign.ask_stores: the network, at this edge);
     and how the verdicts met the golden set (None: no verdict)."""
     # with each chunk's place in a PDF or Word file where the chunk stage wrote it, for the BEIR
     # corpus export
@@ -103,7 +98,14 @@ def read_score_inputs(
         load_retrievers(retrievers),
         chunked,
     )
-    return inputs, project.counts
+    return ask_stores(inputs, score, retrievers), project.counts
+
+
+def read_upstream(root: Path = Path(".")) -> tuple[pd.DataFrame, dict[str, QuerySet]]:
+    """What every chunking and model is scored against: the documents (doc_id, text) and every
+    query set (goldenset.corpus.querysets), the golden set read once."""
+    documents = pd.read_parquet(root / paths.DOCUMENTS, columns=["doc_id", "text"])
+    return documents, read_query_sets(root)
 
 
 def score_inputs(
@@ -111,8 +113,8 @@ def score_inputs(
 ) -> ScoreOutputs:
     """Every enabled retriever on every query set of the inputs, scored; reads no file.
 
-    goldenset's own retrievers are scored over its chunking; each store over its own
-    (goldenset.scoring.foreign.store_chunking), with its answers as its run."""
+    goldenset's own retrievers are scored over its chunking; each store over its own, as
+    goldenset.scoring.foreign.ask_stores placed its answers (its run) in the inputs."""
     device = resolve_device(score.device)
     own = [name for name in [*fusable(), *fusions()] if getattr(retrievers, name).enabled]
     parts: list[ChunkingScores] = []
@@ -120,11 +122,16 @@ def score_inputs(
         chosen = RetrieverChoice(retrievers, own, inputs.loaded, device)
         parts.append(_score(own_chunking(inputs), inputs, chosen, score))
     for name in [name for name in stores() if getattr(retrievers, name).enabled]:
-        depth = max(score.depth, max(score.ks))
-        chunking, answers, placement = store_chunking(name, inputs, depth, score.tokenizer)
-        part = _score(chunking, inputs, RetrieverChoice(retrievers, [name], {name: answers}), score)
-        part.exports[paths.store_corpus(name)] = beir_corpus(chunking.chunks)
-        part.placements[name] = placement
+        asked = inputs.loaded[name]
+        if not isinstance(asked, StoreChunking):
+            raise GoldensetError(
+                f"retrievers.{name}: a store is asked at the edge: read the inputs with "
+                "read_score_inputs (or pass them through goldenset.scoring.foreign.ask_stores)"
+            )
+        chosen = RetrieverChoice(retrievers, [name], {name: asked.answers})
+        part = _score(asked.chunking, inputs, chosen, score)
+        part.exports[paths.store_corpus(name)] = beir_corpus(asked.chunking.chunks)
+        part.placements[name] = asked.placement
         parts.append(part)
     if not parts:
         raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
@@ -149,3 +156,12 @@ def write_score_outputs(outputs: ScoreOutputs, root: Path = Path(".")) -> None:
     write_json(root / paths.DETAIL, outputs.detail)
     write_json(root / paths.INTERVALS, outputs.intervals)
     write_json(root / paths.RECALL_PLOT, outputs.recall_plot)
+
+
+def save_answers(inputs: ScoreInputs) -> None:
+    """The answers a retriever that lives outside the pipeline gave this run, added to its cache
+    (retrievers.external.cache_dir): an unchanged re-run asks nothing again."""
+    for loaded in inputs.loaded.values():
+        cache = getattr(loaded, "cache", None)
+        if cache is not None:
+            cache.save()

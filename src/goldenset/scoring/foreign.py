@@ -13,14 +13,17 @@ is not dropped: it becomes a chunk of a stand-in document of its own text, never
 still takes its place in the ranking and spends its tokens in a context.
 
 :func:`store_chunking` is the whole way from a store to the chunking it is scored over: asked
-every question of every set (or read from its cache), its passages placed.
+every question of every set (or read from its cache), its passages placed. It asks over the
+network and loads the budget tokenizer, so it runs at the edge: :func:`ask_stores`, which
+goldenset.scoring.configuration.read_score_inputs calls, puts each enabled store's
+:class:`StoreChunking` in the inputs, and scoring reads that value.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -28,6 +31,9 @@ import pandas as pd
 from goldenset.core.errors import GoldensetError
 from goldenset.scoring.inputs import Chunking, ScoreInputs
 from goldenset.scoring.locate import Placement, Span, place_passages
+from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.retriever_params import RetrieversSection
+from goldenset.scoring.retrievers import stores
 from goldenset.scoring.stores.base import Answers, Hit, StoreSource, ask_store, listed_chunks
 from goldenset.scoring.tokens import document_token_starts
 
@@ -121,12 +127,33 @@ def _ranked(found: list[tuple[str, float | None]]) -> list[tuple[str, float]]:
     return list(seen.items())
 
 
-def store_chunking(
-    name: str, inputs: ScoreInputs, depth: int, tokenizer: str
-) -> tuple[Chunking, Answers, dict]:
-    """A store's chunking: every question of the inputs asked (or read from its cache) for its
-    ``depth`` best passages, each placed in its document; with its answers on that chunking and
-    the record of the placement (detail.json's ``stores``)."""
+@dataclass(frozen=True)
+class StoreChunking:
+    """A store asked: the chunking it is scored over, its answers on it, and the record of the
+    placement (detail.json's ``stores``)."""
+
+    chunking: Chunking
+    answers: Answers
+    placement: dict
+
+
+def ask_stores(
+    inputs: ScoreInputs, score: ScoreParams, retrievers: RetrieversSection
+) -> ScoreInputs:
+    """The inputs with each enabled store asked: its :class:`StoreChunking` in place of what
+    was loaded to ask it (a goldenset.scoring.stores.StoreSource)."""
+    loaded = dict(inputs.loaded)
+    depth = max(score.depth, max(score.ks))
+    for name in stores():
+        if getattr(retrievers, name).enabled:
+            loaded[name] = store_chunking(name, inputs, depth, score.tokenizer)
+    return replace(inputs, loaded=loaded)
+
+
+def store_chunking(name: str, inputs: ScoreInputs, depth: int, tokenizer: str) -> StoreChunking:
+    """A store's chunking: every question of the inputs asked (or read from its cache, which
+    keeps every answer, a failure half-way included) for its ``depth`` best passages, each
+    placed in its document."""
     if inputs.documents is None:
         raise GoldensetError(f"retrievers.{name}: a store is scored against the documents' text")
     source = inputs.loaded[name]
@@ -138,6 +165,7 @@ def store_chunking(
         listed = listed_chunks(name, source)
     finally:
         source.close()
+        source.cache.save()
     documents = dict(zip(inputs.documents["doc_id"], inputs.documents["text"], strict=True))
     placed = foreign_chunking(
         documents, dict(zip(texts, answers, strict=True)), listed, f"retrievers.{name}"
@@ -151,7 +179,7 @@ def store_chunking(
         placed.listed,
         name,
     )
-    return chunking, placed.answers, placement_summary(placed)
+    return StoreChunking(chunking, placed.answers, placement_summary(placed))
 
 
 def _token_starts(

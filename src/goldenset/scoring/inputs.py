@@ -1,20 +1,19 @@
 """What scoring reads: :class:`ScoreInputs`, every file of the score stage read once (or made in
 memory by `goldenset calibrate`), and :class:`Chunking`, what a run's items are cut from.
 
-goldenset.scoring.configuration reads the files into them; nothing below it reads a file.
+goldenset.scoring.configuration reads the files into them (and writes the outputs); this module
+and everything scoring calls below it take and return values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from goldenset.core import paths
-from goldenset.corpus.querysets import QuerySet, read_query_sets
+from goldenset.corpus.querysets import QuerySet
 
 # the columns of data/chunks.parquet scoring reads (goldenset.chunking.strategies.CHUNK_COLUMNS
 # less the sha256 of each text)
@@ -59,13 +58,6 @@ def own_chunking(inputs: ScoreInputs) -> Chunking:
     return Chunking(inputs.chunks, inputs.chunk_vectors, inputs.token_starts, inputs.documents)
 
 
-def read_upstream(root: Path = Path(".")) -> tuple[pd.DataFrame, dict[str, QuerySet]]:
-    """What every chunking and model is scored against: the documents (doc_id, text) and every
-    query set (goldenset.corpus.querysets), the golden set read once."""
-    documents = pd.read_parquet(root / paths.DOCUMENTS, columns=["doc_id", "text"])
-    return documents, read_query_sets(root)
-
-
 def without_questions(inputs: ScoreInputs, qids: Collection[str]) -> ScoreInputs:
     """The inputs less the golden set's questions of `qids` (a person failed them), and their
     vectors."""
@@ -79,12 +71,3 @@ def without_questions(inputs: ScoreInputs, qids: Collection[str]) -> ScoreInputs
         if not kept.any():
             del vectors[name]
     return replace(inputs, query_sets=sets, query_vectors=vectors)
-
-
-def save_answers(inputs: ScoreInputs) -> None:
-    """The answers a retriever that lives outside the pipeline gave this run, added to its cache
-    (retrievers.external.cache_dir): an unchanged re-run asks nothing again."""
-    for loaded in inputs.loaded.values():
-        cache = getattr(loaded, "cache", None)
-        if cache is not None:
-            cache.save()

@@ -10,8 +10,12 @@ from pathlib import Path
 from pydantic import Field
 
 from goldenset.core.params import ReviewParams, StageParams
-from goldenset.scoring.configuration import read_score_inputs, score_inputs, write_score_outputs
-from goldenset.scoring.inputs import save_answers
+from goldenset.scoring.configuration import (
+    read_score_inputs,
+    save_answers,
+    score_inputs,
+    write_score_outputs,
+)
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.query_cache import prepare_folder
 from goldenset.scoring.retriever_params import RetrieversParams
@@ -27,8 +31,8 @@ class ScoreStage(StageParams):
 
 
 def main(params: ScoreStage) -> None:
-    inputs, review = read_score_inputs(params.score, params.retrievers, params.review)
     prepare_folder(Path(params.retrievers.external.cache_dir))  # a DVC output
+    inputs, review = read_score_inputs(params.score, params.retrievers, params.review)
     try:
         outputs = score_inputs(inputs, params.score, params.retrievers)
     finally:  # a retriever that failed half-way keeps the answers it gave

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from goldenset.scoring.configuration import score_inputs
+from goldenset.scoring.foreign import ask_stores
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.scoring.retrievers import load_retrievers
@@ -93,7 +94,8 @@ def test_langchain_and_chroma_holding_goldensets_chunks_score_as_dense(
         }
     )
     inputs = replace(inputs, loaded=load_retrievers(retrievers))
-    outputs = score_inputs(inputs, ScoreParams(device="cpu"), retrievers)
+    score = ScoreParams(device="cpu")
+    outputs = score_inputs(ask_stores(inputs, score, retrievers), score, retrievers)
     metrics = {
         retriever: {**outputs.scores["synthetic"][retriever], **values}
         for retriever, values in outputs.detail["synthetic"].items()
