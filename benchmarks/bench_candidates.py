@@ -89,7 +89,7 @@ def main() -> None:
 
         records = []
         for passage in setup.passages:
-            for index, target in enumerate(passage.targets[: passage.questions]):
+            for index, target in enumerate(passage.targets[: passage.n_questions]):
                 before = len(timed)
                 outcome = session.ask_question(passage, index, [], ask)
                 spent = list(timed.values())[before:]

@@ -102,7 +102,7 @@ def pipeline(source: dict) -> dict:
 
 def fingerprints(source: dict) -> dict[str, str]:
     """Per stage, a hash of the installed package's files that its code deps name."""
-    found = {}
+    hashes = {}
     for name, stage in source["stages"].items():
         digest = hashlib.sha256()
         for dep in sorted(dep for dep in stage["deps"] if dep.startswith(CODE)):
@@ -111,8 +111,8 @@ def fingerprints(source: dict) -> dict[str, str]:
             for file in files:
                 digest.update(file.relative_to(PACKAGE).as_posix().encode() + b"\0")
                 digest.update(file.read_bytes() + b"\0")
-        found[name] = digest.hexdigest()[:16]
-    return found
+        hashes[name] = digest.hexdigest()[:16]
+    return hashes
 
 
 def requirement(
@@ -122,9 +122,9 @@ def requirement(
     distribution's direct_url.json (core.install.reachable_requirement). A local path (a
     checkout, an editable install, a local git repository) is not reachable from CI: refuse,
     saying how to name the requirement."""
-    found = reachable_requirement(direct, version, extras, repository)
-    if found is not None:
-        return found
+    reachable = reachable_requirement(direct, version, extras, repository)
+    if reachable is not None:
+        return reachable
     name = distribution_name(extras)
     if not direct or "archive_info" in direct:
         raise GoldensetError(
@@ -141,12 +141,12 @@ def requirement(
 
 def _written(params: Mapping, dotted: str, default: Any) -> Any:
     """A param as params.yaml spells it, `default` when it does not."""
-    found: Any = params
+    value: Any = params
     for key in dotted.split("."):
-        if not isinstance(found, Mapping) or key not in found:
+        if not isinstance(value, Mapping) or key not in value:
             return default
-        found = found[key]
-    return found
+        value = value[key]
+    return value
 
 
 def ci_extras(params: Mapping, remote_urls: Iterable[str]) -> list[str]:

@@ -233,14 +233,14 @@ def test_the_judges_estimate_comes_with_an_interval_and_its_trust_and_flags_belo
     assert estimates["pass"]["low"] <= 0.5 <= estimates["pass"]["high"]
     assert estimates["pass"]["trusted"] and not estimates["specific"]["trusted"]
     assert any(flag.startswith("judge: an estimated 50% [") for flag in audit.flags)
-    assert audit.questions["p_pass"].tolist() == [0.8, 0.7, 0.0]
+    assert audit.table["p_pass"].tolist() == [0.8, 0.7, 0.0]
     report = render_report(audit, PARAMS)
     assert "judge: pass 0.00 (answered 0.10, specific 0.90)" in report
     lenient = AuditParams(min_pass_share=0.5, sample_size=2)
     calm = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, lenient, {}, judged)
     assert not any(flag.startswith("judge:") for flag in calm.flags)
     unjudged = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {})
-    assert "judge" not in unjudged.metrics and "p_pass" not in unjudged.questions
+    assert "judge" not in unjudged.metrics and "p_pass" not in unjudged.table
     # a refitted judge is named, with its own held-out AUC
     refitted = Acceptance(probabilities, {**judged.aucs, "pass": 0.66}, "review/judge.json")
     named = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}, refitted)

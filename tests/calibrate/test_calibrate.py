@@ -561,6 +561,6 @@ def test_family_bias_is_the_mean_paired_difference_with_scipys_bootstrap():
         ).confidence_interval
         assert estimate.mean == pytest.approx(paired.mean(), abs=1e-12)
         assert (estimate.low, estimate.high) == pytest.approx(expected, abs=1e-12)
-        assert estimate.questions == paired.size
+        assert estimate.n_questions == paired.size
     assert row.outside == (not row.reference.low <= row.golden.mean <= row.reference.high)
     assert row.outside  # +0.02 on the golden set against +0.15 on the reference

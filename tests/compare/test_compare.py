@@ -131,7 +131,7 @@ def test_most_regressed_questions_name_what_outranked_the_evidence():
     assert found[0].rank_b is None and found[0].above == ["other2", "doc2"]
     assert found[1].rank_b == 3 and found[1].above == ["other0", "doc0"]
     texts = Texts(
-        questions={"real": {"q2": "Does aspirin lower fever?"}},
+        question_texts={"real": {"q2": "Does aspirin lower fever?"}},
         documents={"other2": "Ibuprofen trial results"},
     )
     rows = compare(pair(a, b, LABELS), ["mrr"], SETTINGS)
@@ -155,7 +155,7 @@ def test_three_query_sets_each_compared_with_their_own_questions_and_evidence():
     found = most_regressed(paired, "mrr", count=1)
     assert [(item.query_set, item.qid) for item in found] == [(s, "q1") for s in sets]
     texts = Texts(
-        questions={s: {"q1": f"{s} question?"} for s in sets},
+        question_texts={s: {"q1": f"{s} question?"} for s in sets},
         evidence={"synthetic": {"q1": "generated evidence"}, "labelled": {"q1": "marked excerpt"}},
         chunks={"other1": "a chunk above"},
         documents={"other1": "a document above"},

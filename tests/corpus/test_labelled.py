@@ -137,7 +137,7 @@ def test_a_question_whose_excerpt_is_nowhere_is_named_left_out_and_counted():
         documents,
         {"copy.md": "a.md"},
     )
-    assert result.questions["qid"].tolist() == ["q1", "q4"]
+    assert result.table["qid"].tolist() == ["q1", "q4"]
     assert result.evidence.to_dict("records") == [
         {"qid": "q1", "doc_id": "a.md", "start": 41, "end": 57},
         {"qid": "q1", "doc_id": "b.md", "start": 0, "end": 10},
@@ -264,7 +264,7 @@ def test_squad_v1_and_v2_files_are_documents_and_labelled_questions(tmp_path):
     labelled = locate_questions(
         result.squad_questions, {d: doc.text for d, doc in documents.items()}, {}
     )
-    assert labelled.questions["qid"].tolist() == ["s1", "s2", "m1"]
+    assert labelled.table["qid"].tolist() == ["s1", "s2", "m1"]
     spans = [
         (row.qid, documents[row.doc_id].text[row.start : row.end])
         for row in labelled.evidence.itertuples()
@@ -285,7 +285,7 @@ def test_the_super_bowl_50_article_locates_all_810_questions(squad_file):
     assert len(article.text) == 33_735 + 53 * len("\n\n")  # 54 paragraphs
     labelled = locate_questions(result.squad_questions, {article.doc_id: article.text}, {})
     print(labelled.summary(squad_file.name))
-    assert len(labelled.questions) == 810 and labelled.left_out == 0
+    assert len(labelled.table) == 810 and labelled.left_out == 0
     assert result.squad_unanswerable == 0
     record = json.loads(squad_file.read_text(encoding="utf-8"))
     answers = {

@@ -64,7 +64,7 @@ def test_dvc_yaml_lists_every_registered_sets_files_where_the_stages_read_them()
     for entry in QUERY_SETS.values():
         files = {path.as_posix() for path in entry.files}
         assert files <= made, entry.name  # some stage writes them
-        assert entry.questions.as_posix() in deps["embed"], entry.name
+        assert entry.questions_file.as_posix() in deps["embed"], entry.name
         assert files <= deps["score"], entry.name
         assert files <= deps["audit"], entry.name
 
@@ -93,7 +93,7 @@ def project(tmp_path, monkeypatch) -> Iterator[Path]:
     pd.DataFrame(columns=["qid", "text"]).to_parquet(data / "labelled.parquet")
     evidence_frame().to_parquet(data / "labelled_evidence.parquet", index=False)
     toy = pd.DataFrame({"qid": [q["qid"] for q in golden], "text": [q["question"] for q in golden]})
-    toy.to_parquet(TOY.questions, index=False)
+    toy.to_parquet(TOY.questions_file, index=False)
     spans = [(q["qid"], q["doc_id"], q["evidence_start"], q["evidence_end"]) for q in golden]
     evidence_frame(spans).to_parquet(TOY.judgments, index=False)
     try:
@@ -131,7 +131,7 @@ def test_the_audit_and_compare_read_the_fourth_set(project):
     texts = read_texts(None, str(project), {"toy"})
     assert isinstance(texts, Texts)
     qid, question = query_sets["toy"].qids[0], query_sets["toy"].texts[0]
-    assert texts.questions["toy"][qid] == question
+    assert texts.question_texts["toy"][qid] == question
     golden = query_sets["synthetic"].table.set_index("qid")
     document = pd.read_parquet("data/documents.parquet").set_index("doc_id")["text"]
     start, end = golden.loc[qid, ["evidence_start", "evidence_end"]]
@@ -147,7 +147,7 @@ def first_words(documents: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_a_set_made_by_ingest_is_made_from_the_documents_into_its_folder():
     entry = made_by_ingest("words", first_words, BY_DOCUMENTS)
-    assert entry.questions == paths.QUERY_SETS / "words.parquet"
+    assert entry.questions_file == paths.QUERY_SETS / "words.parquet"
     assert entry.judgments == paths.QUERY_SETS / "words.judgments.parquet"
     documents = sample_documents(3)
     assert make_query_sets(documents).counts == {}  # the built-in sets have stages of their own
@@ -159,7 +159,7 @@ def test_a_set_made_by_ingest_is_made_from_the_documents_into_its_folder():
     finally:
         QUERY_SETS.unregister("words")
     assert made.counts == {"words": 3}
-    questions, qrels = made.tables[entry.questions], made.tables[entry.judgments]
+    questions, qrels = made.tables[entry.questions_file], made.tables[entry.judgments]
     assert (
         questions["qid"].tolist()
         == qrels["qid"].tolist()

@@ -91,7 +91,7 @@ def test_a_batch_run_keeps_the_rates_but_times_nothing():
 
 def estimate(**changes) -> Estimate:
     values = dict(
-        questions=40,
+        n_questions=40,
         requests=96,
         per_question=2.4,
         input_tokens=61_000,

@@ -83,7 +83,7 @@ def test_adding_a_document_keeps_the_other_choices():
 def test_questions_add_up_to_max_questions():
     documents = make_documents(5, sentences=24)
     chosen = sample(documents, max_questions=7, questions_per_passage=3)
-    assert [p.questions for p in chosen] == [3, 3, 1]
+    assert [p.n_questions for p in chosen] == [3, 3, 1]
     assert sample(documents, max_questions=0) == []
 
 
@@ -121,8 +121,8 @@ def test_each_question_gets_its_own_target_sentence_that_states_something():
 def test_sampled_passages_carry_their_targets():
     documents = make_documents(5, sentences=24)
     for passage in sample(documents, max_questions=7, questions_per_passage=3):
-        assert len(passage.targets) == passage.questions
-        assert len(set(passage.targets)) == passage.questions
+        assert len(passage.targets) == passage.n_questions
+        assert len(set(passage.targets)) == passage.n_questions
         for start, end in passage.targets:
             assert 0 <= start < end <= len(passage.text)
             assert len(passage.text[start:end].split()) >= MIN_TARGET_WORDS

@@ -101,7 +101,7 @@ def test_agreement_and_kappa_are_the_hand_computation():
     pairs = [("pass", "pass")] * 3 + [("a", "b"), ("a", "a"), ("both", "a"), ("nonsense", "b")]
     pairs += [("pass", "a"), ("pass", "b"), ("b", "pass")]
     [found] = agreements(_verdicts(pairs))
-    assert (found.labellers, found.questions, found.agreed) == (("ann", "bob"), 10, 7)
+    assert (found.labellers, found.n_questions, found.agreed) == (("ann", "bob"), 10, 7)
     # by hand: observed 7/10; ann passes 5/10, bob passes 4/10; chance .5*.4 + .5*.6 = .5
     assert found.kappa == pytest.approx((0.7 - 0.5) / (1 - 0.5), abs=1e-12)
     assert [first["qid"] for first, _ in found.split] == ["gs-7", "gs-8", "gs-9"]

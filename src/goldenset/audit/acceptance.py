@@ -40,11 +40,11 @@ def judge_sample(golden: pd.DataFrame, params: AuditParams) -> list[int]:
     return judged_rows(len(golden), params.judge_sample, params.seed)
 
 
-def judged_rows(questions: int, sample: int | None, seed: int) -> list[int]:
+def judged_rows(n_questions: int, sample: int | None, seed: int) -> list[int]:
     """The rows the judge reads: all, or a seeded sample of `sample` of them, in order."""
-    if sample is None or sample >= questions:
-        return list(range(questions))
-    return sorted(random.Random(seed).sample(range(questions), sample))
+    if sample is None or sample >= n_questions:
+        return list(range(n_questions))
+    return sorted(random.Random(seed).sample(range(n_questions), sample))
 
 
 def estimate_acceptance(

@@ -59,7 +59,7 @@ class Audit:
     metrics: dict
     flags: list[str]
     # golden set rows with overlap_evidence, echo, definitional and, when judged, P(<criterion>)
-    questions: pd.DataFrame
+    table: pd.DataFrame
     duplicates: list[tuple[int, int, float]] = field(default_factory=list)  # (i, j, cosine), i<j
 
 
@@ -148,11 +148,11 @@ def reference_echoes(
     questions: each document judged relevant (holding evidence) to a question is read."""
     echoes: dict[str, list[float] | None] = {}
     for entry in references():
-        found = query_sets[entry.name]
-        questions = pd.DataFrame({"qid": found.qids, "text": found.texts})
-        judgments = found.document_judgments() if len(found) else None
+        questions = query_sets[entry.name]
+        table = pd.DataFrame({"qid": questions.qids, "text": questions.texts})
+        judgments = questions.document_judgments() if len(questions) else None
         echoes[str(entry.echo_label)] = (
-            None if judgments is None else real_query_echoes(questions, judgments, documents)
+            None if judgments is None else real_query_echoes(table, judgments, documents)
         )
     return echoes
 
@@ -175,25 +175,25 @@ def run_audit(
     probabilities (None: no estimate of the strict pass share). chance: the chance levels of the
     document view, flagged above the limit (None: not computed). review: a person's pass share
     and the judge against the person (goldenset.review.pipeline; None: no verdict)."""
-    questions = golden.reset_index(drop=True).copy()
+    table = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
-    pairs = list(zip(questions["question"], questions["evidence"].astype(str), strict=True))
-    questions["overlap_evidence"] = [overlap(q, e) for q, e in pairs]
-    questions["echo"] = [
+    pairs = list(zip(table["question"], table["evidence"].astype(str), strict=True))
+    table["overlap_evidence"] = [overlap(q, e) for q, e in pairs]
+    table["echo"] = [
         echo(q, documents.get(d, empty))
-        for q, d in zip(questions["question"], questions["doc_id"], strict=True)
+        for q, d in zip(table["question"], table["doc_id"], strict=True)
     ]
-    questions["definitional"] = [is_definitional(q) for q in questions["question"]]
+    table["definitional"] = [is_definitional(q) for q in table["question"]]
     if acceptance is not None:
         for criterion in acceptance.probabilities:
-            questions[f"p_{criterion}"] = acceptance.probabilities[criterion]  # NaN: not judged
+            table[f"p_{criterion}"] = acceptance.probabilities[criterion]  # NaN: not judged
     duplicates = near_duplicate_pairs(question_vectors, params.duplicate_cosine)
-    n = len(questions)
+    n = len(table)
 
     def share(count: int) -> float | None:
         return round(count / n, 4) if n else None
 
-    echoing = int((questions["echo"] >= params.echo_threshold).sum())
+    echoing = int((table["echo"] >= params.echo_threshold).sum())
     metrics: dict = {
         "questions": n,
         "form": generate_stats.get("form") or "question",  # what the writer wrote (prompt.Form)
@@ -201,12 +201,12 @@ def run_audit(
         "yield": generate_stats.get("yield"),
         "rejects": {"total": sum(generate_stats.get("rejects", {}).values())}
         | generate_stats.get("rejects", {}),
-        "overlap_evidence": spread(questions["overlap_evidence"].tolist()),
-        "echo": spread(questions["echo"].tolist()),
+        "overlap_evidence": spread(table["overlap_evidence"].tolist()),
+        "echo": spread(table["echo"].tolist()),
         "echo_share": share(echoing),
-        "definitional_share": share(int(questions["definitional"].sum())),
+        "definitional_share": share(int(table["definitional"].sum())),
         "near_duplicates": len({j for _, j, _ in duplicates}),
-        "documents_covered": int(questions["doc_id"].nunique()),
+        "documents_covered": int(table["doc_id"].nunique()),
         "documents": len(documents),
     }
     if acceptance is not None:
@@ -226,12 +226,12 @@ def run_audit(
     flags = _flags(metrics, params)
     levels = None
     if chance is not None:
-        levels = document_chance(questions["doc_id"].astype(str), list(documents), chance.ks)
+        levels = document_chance(table["doc_id"].astype(str), list(documents), chance.ks)
         flags.extend(chance_flags(levels, len(documents), chance.max_chance))
     metrics["flags"] = len(flags)
     if levels is not None:
         metrics["chance"] = {"documents": len(documents), **levels}
-    return Audit(metrics, flags, questions, duplicates)
+    return Audit(metrics, flags, table, duplicates)
 
 
 def judge_estimates(acceptance: Acceptance, params: AuditParams) -> dict:
@@ -366,7 +366,7 @@ def render_report(audit: Audit, params: AuditParams, review: Sequence[str] = ())
     """Markdown a person reads: the verdict in one look, the figures, the flags, people's review
     (`review`: its lines, goldenset.review.pipeline), the worst echoes, the duplicates, and a
     seeded random sample of questions with their evidence."""
-    q = audit.questions
+    q = audit.table
     lines = ["# Golden set audit", "", *opening(audit), "", "## Figures", ""]
     lines += ["| measure | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in _flatten(audit.metrics)]

@@ -25,7 +25,7 @@ class Estimate:
     mean: float
     low: float
     high: float
-    questions: int
+    n_questions: int
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ def family_bias(
     for chunking in chunkings:
         for model in [*models, MODEL_FREE]:
             for better, worse in settings.bias:
-                found = [_find(configurations, name, chunking, model) for name in (better, worse)]
-                if None in found or _counted_as_model_free(found, model):
+                pair = [_find(configurations, name, chunking, model) for name in (better, worse)]
+                if None in pair or _counted_as_model_free(pair, model):
                     continue
-                names = [c.name for c in found]
+                names = [c.name for c in pair]
                 rows.append(
                     FamilyBias(
                         chunking,
@@ -95,6 +95,6 @@ def _find(
     return None
 
 
-def _counted_as_model_free(found: list[Configuration | None], model: str) -> bool:
+def _counted_as_model_free(pair: list[Configuration | None], model: str) -> bool:
     """Two retrievers that read no embedding differ the same way for every model: one row."""
-    return model != MODEL_FREE and all(c is not None and c.model == MODEL_FREE for c in found)
+    return model != MODEL_FREE and all(c is not None and c.model == MODEL_FREE for c in pair)

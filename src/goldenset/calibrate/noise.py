@@ -33,12 +33,12 @@ class NoiseCeiling:
     agreement_golden_half: float  # ...the share the golden set's means order the same way
 
 
-def halves(questions: int, splits: int, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def halves(n_questions: int, splits: int, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The question columns of each split's two halves."""
     rng = np.random.default_rng(seed)
-    half = questions // 2
+    half = n_questions // 2
     for _ in range(splits):
-        order = rng.permutation(questions)
+        order = rng.permutation(n_questions)
         yield order[:half], order[half : 2 * half]
 
 

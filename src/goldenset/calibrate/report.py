@@ -74,7 +74,9 @@ def view_payload(result: ViewResult) -> dict:
 
 
 def _estimate(estimate: Estimate) -> dict:
-    return {k: _number(v) if isinstance(v, float) else v for k, v in asdict(estimate).items()}
+    """Its fields, the question count under the key "questions"."""
+    fields = {"questions" if k == "n_questions" else k: v for k, v in asdict(estimate).items()}
+    return {k: _number(v) if isinstance(v, float) else v for k, v in fields.items()}
 
 
 def _number(value: float) -> float | None:

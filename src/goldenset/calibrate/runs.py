@@ -129,7 +129,7 @@ def score_run(
         chunks,
         embedded.vectors[CHUNK_VECTORS],
         query_sets,
-        {name: embedded.vectors[name] for name, found in query_sets.items() if found},
+        {name: embedded.vectors[name] for name, questions in query_sets.items() if questions},
         runs.token_starts,
         load_retrievers(retrievers),
         documents[documents["doc_id"].isin(set(chunks["doc_id"]))],  # a store's passages
@@ -145,7 +145,7 @@ def configuration_rows(
 ) -> list[tuple[Configuration, pd.DataFrame]]:
     """Each configuration one run scores (those reading no embedding with the first model only),
     with its rows of the run's results: the kept columns, a `configuration` column added."""
-    found = []
+    configured = []
     for retriever in reported(runs.wanted, first):
         label = MODEL_FREE if retriever in model_free() else model_label(embed)
         configuration = Configuration(
@@ -155,8 +155,8 @@ def configuration_rows(
             retriever,
         )
         rows = results.loc[results["retriever"] == retriever, runs.columns]
-        found.append((configuration, rows.assign(configuration=configuration.name)))
-    return found
+        configured.append((configuration, rows.assign(configuration=configuration.name)))
+    return configured
 
 
 def run_line(
@@ -191,8 +191,8 @@ def texts_to_embed(
         }
         keys |= {
             cache_key(identity, model.query_prefix, text)
-            for found in query_sets.values()
-            for text in found.texts
+            for questions in query_sets.values()
+            for text in questions.texts
         }
         missing[model_label(model)] = sum(key not in cache for key in keys)
     return missing

@@ -30,14 +30,14 @@ def most_regressed(
     paired: pd.DataFrame, metric: str, count: int, outranking: int = 2
 ) -> list[Regressed]:
     """Per query set and retriever, the ``count`` questions whose ``metric`` dropped most."""
-    found = []
+    regressed = []
     delta = paired[f"{metric}_b"] - paired[f"{metric}_a"]
     dropped = paired[delta < 0].assign(_delta=delta[delta < 0])
     for (set_name, retriever), group in dropped.groupby(["query_set", "retriever"], sort=False):
         for row in group.sort_values(["_delta", "qid"]).head(count).to_dict("records"):
             rank_b = _rank(row["first_relevant_rank_b"])
             top = [str(item) for item in row["top_ids_b"]]
-            found.append(
+            regressed.append(
                 Regressed(
                     query_set=set_name,
                     retriever=retriever,
@@ -50,7 +50,7 @@ def most_regressed(
                     above=top[: rank_b - 1 if rank_b else len(top)][:outranking],
                 )
             )
-    return found
+    return regressed
 
 
 def _rank(value: object) -> int | None:
@@ -61,7 +61,8 @@ def _rank(value: object) -> int | None:
 class Texts:
     """What a reader needs to recognise a question and the items that outranked its evidence."""
 
-    questions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # set -> qid -> text
+    # set -> qid -> question text
+    question_texts: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # set -> qid -> evidence text (sets judged by spans; the first excerpt)
     evidence: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     chunks: Mapping[str, str] = field(default_factory=dict)  # chunk_id -> text

@@ -69,7 +69,7 @@ def _shorten(text: str, limit: int = 90) -> str:
 def _regressed_lines(regressed: list[Regressed], texts: Texts, code: str) -> list[str]:
     lines = []
     for item in regressed:
-        question = texts.questions.get(item.query_set, {}).get(item.qid, "")
+        question = texts.question_texts.get(item.query_set, {}).get(item.qid, "")
         ranks = f"{item.rank_a or '-'} → {item.rank_b or '-'}"
         line = (
             f"- {item.query_set}/{item.retriever} {code}{item.qid}{code} "

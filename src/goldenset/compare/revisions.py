@@ -100,7 +100,7 @@ def read_texts(
     """Question, evidence, chunk and document texts of a revision (with the chunks of each of
     ``retrievers`` that is a store, from its exported corpus); what cannot be read is left out
     (the report then shows ids only), since texts only help a reader."""
-    questions: dict[str, dict[str, str]] = {}
+    question_texts: dict[str, dict[str, str]] = {}
     evidence: dict[str, dict[str, str]] = {}
     entries = [entry for name, entry in QUERY_SETS.items() if name in query_sets]
     documents = (
@@ -110,28 +110,30 @@ def read_texts(
     )
     document_texts = None
     for entry in entries:
-        found = _optional(lambda entry=entry: _query_set(entry, rev, repo), None)
-        if found is None:
-            questions[entry.name] = {}
+        questions = _optional(lambda entry=entry: _query_set(entry, rev, repo), None)
+        if questions is None:
+            question_texts[entry.name] = {}
             continue
-        questions[entry.name] = dict(zip(found.qids, map(str, found.texts), strict=True))
+        question_texts[entry.name] = dict(
+            zip(questions.qids, map(str, questions.texts), strict=True)
+        )
         if entry.judged_by == BY_DOCUMENTS:
             continue
-        if "evidence" in found.table:  # the golden set keeps its evidence's text
-            evidence[entry.name] = dict(
-                zip(found.qids, found.table["evidence"].fillna("").astype(str), strict=True)
-            )
+        if "evidence" in questions.table:  # the golden set keeps its evidence's text
+            excerpts = questions.table["evidence"].fillna("").astype(str)
+            evidence[entry.name] = dict(zip(questions.qids, excerpts, strict=True))
             continue
         if document_texts is None:
             document_texts = _optional(lambda: _document_texts(rev, repo), {})
+        judgments = questions.judgments
         evidence[entry.name] = _optional(
-            lambda found=found, texts=document_texts: _first_excerpts(found.judgments, texts), {}
+            lambda judgments=judgments, texts=document_texts: _first_excerpts(judgments, texts), {}
         )
     chunks = _optional(lambda: _texts(read_bytes(CHUNKS, rev, repo), "chunk_id"), {})
     for store in sorted(retrievers & set(stores())):
         path = store_corpus(store)
         chunks.update(_optional(lambda path=path: _corpus_texts(read_bytes(path, rev, repo)), {}))
-    return Texts(questions, evidence, chunks, documents)
+    return Texts(question_texts, evidence, chunks, documents)
 
 
 def _corpus_texts(data: bytes) -> dict[str, str]:

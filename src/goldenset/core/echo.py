@@ -73,7 +73,7 @@ class WindowIndex:
         for position, token in enumerate(tokens):
             if is_content_word(token):
                 positions.setdefault(token, []).append(position)
-        where = {word: _windows_of(np.asarray(found), windows) for word, found in positions.items()}
+        where = {word: _windows_of(np.asarray(at), windows) for word, at in positions.items()}
         return cls(windows, where)
 
     def presence(self, words: Iterable[str]) -> np.ndarray:
@@ -110,7 +110,7 @@ class WindowFrequency:
         self.windows = 0
         for index in indexes:
             self.windows += index.windows
-            self.counts.update({word: len(found) for word, found in index.where.items()})
+            self.counts.update({word: len(held) for word, held in index.where.items()})
 
     def share(self, word: str) -> float:
         """0.0 for a word the corpus never uses (as rare as it gets)."""

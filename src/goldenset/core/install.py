@@ -74,9 +74,9 @@ def install_command(extra: str) -> str:
     """`pip install` of this version with `extra`, from where it was installed: its git URL's
     commit (or tag), the release tag in its repository, or the local folder it came from."""
     direct = installed_direct_url()
-    found = reachable_requirement(direct, goldenset.__version__, [extra], project_url())
-    if found is not None:
-        return f'pip install "{found}"'
+    requirement = reachable_requirement(direct, goldenset.__version__, [extra], project_url())
+    if requirement is not None:
+        return f'pip install "{requirement}"'
     url = (direct or {}).get("url", "")
     if url.startswith("file://"):
         editable = ((direct or {}).get("dir_info") or {}).get("editable")

@@ -181,6 +181,6 @@ def section_model(annotation: Any) -> type[BaseModel] | None:
         return annotation
     if get_origin(annotation) in (Union, types.UnionType):
         models = [section_model(arg) for arg in get_args(annotation)]
-        found = [model for model in models if model is not None]
-        return found[0] if len(found) == 1 else None
+        sections = [model for model in models if model is not None]
+        return sections[0] if len(sections) == 1 else None
     return None

@@ -124,8 +124,8 @@ class Registry(Mapping[str, Entry], Generic[Entry]):
         self._loaded = True  # a module read while it registers sees the entries so far
         for name in self.builtins:
             module = importlib.import_module(name)
-            for found in pkgutil.iter_modules(getattr(module, "__path__", []), f"{name}."):
-                importlib.import_module(found.name)
+            for submodule in pkgutil.iter_modules(getattr(module, "__path__", []), f"{name}."):
+                importlib.import_module(submodule.name)
         for plugin in metadata.entry_points(group=self.group):
             try:
                 plugin.load()
@@ -141,9 +141,9 @@ class Registry(Mapping[str, Entry], Generic[Entry]):
 def plugin_versions(point: str) -> dict[str, str]:
     """The plugins installed for one extension point (distribution -> version), loaded or not:
     what the plugins stage writes."""
-    found = {
+    versions = {
         entry.dist.name: entry.dist.version
         for entry in metadata.entry_points(group=f"goldenset.{point}")
         if entry.dist is not None
     }
-    return dict(sorted(found.items()))
+    return dict(sorted(versions.items()))

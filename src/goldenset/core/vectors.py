@@ -35,10 +35,10 @@ def read_vectors_of(folder: str | Path, name: str, wanted: list[str]) -> np.ndar
     """The vectors of `name` of the ids `wanted`, some of those stored (the golden set less the
     questions people failed), in their order."""
     ids, vectors = _stored(Path(folder), name)
-    row = {found: at for at, found in enumerate(ids)}
-    if any(found not in row for found in wanted):
+    row = {item_id: at for at, item_id in enumerate(ids)}
+    if any(item_id not in row for item_id in wanted):
         raise GoldensetError(f"{folder}/{name}.npy is stale; run `dvc repro embed`")
-    return vectors[[row[found] for found in wanted]]
+    return vectors[[row[item_id] for item_id in wanted]]
 
 
 def _stored(folder: Path, name: str) -> tuple[list[str], np.ndarray]:

@@ -22,19 +22,19 @@ def read_corpus(file: Path, source: str, max_bytes: int, result: IngestResult) -
         result.skipped.append(Skip(source, SkipReason.EMPTY, "empty file"))
         return
     opener = gzip.open if file.name.lower().endswith(".gz") else open
-    found = False
+    has_lines = False
     try:
         with opener(file, "rb") as lines:
             for number, raw in enumerate(lines, start=1):
                 if raw.strip():
-                    found = True
+                    has_lines = True
                     _read_corpus_line(raw, f"{source}:{number}", max_bytes, result)
     except (OSError, EOFError, zlib.error) as error:
         result.skipped.append(
             Skip(source, SkipReason.BAD_GZIP, f"cannot read it as gzip ({error})")
         )
         return
-    if not found:
+    if not has_lines:
         result.skipped.append(Skip(source, SkipReason.EMPTY, "empty corpus (no lines)"))
 
 

@@ -65,7 +65,7 @@ def find_duplicates(
     doc_ids: Sequence[str], texts: Sequence[str], threshold: float | None
 ) -> list[Duplicate]:
     """Documents to drop, in input order; `threshold` None looks for exact duplicates only."""
-    found: list[Duplicate] = []
+    duplicates: list[Duplicate] = []
     first_with_key: dict[str, str] = {}
     lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM) if threshold is not None else None
     kept_text: dict[str, tuple[int, str]] = {}  # kept document -> (position, normalised text)
@@ -76,7 +76,7 @@ def find_duplicates(
         plain = normalised(text)
         key = hashlib.sha256(plain.encode("utf-8")).hexdigest()
         if key in first_with_key:
-            found.append(Duplicate(doc_id, first_with_key[key], EXACT, 1.0))
+            duplicates.append(Duplicate(doc_id, first_with_key[key], EXACT, 1.0))
             continue
         first_with_key[key] = doc_id
         if lsh is None:
@@ -86,11 +86,11 @@ def find_duplicates(
         signature.update_batch([s.encode("utf-8") for s in own])
         twin = _nearest(own, lsh.query(signature), kept_text, threshold)
         if twin is not None:
-            found.append(Duplicate(doc_id, twin[0], NEAR, round(twin[1], 4)))
+            duplicates.append(Duplicate(doc_id, twin[0], NEAR, round(twin[1], 4)))
             continue
         lsh.insert(doc_id, signature)
         kept_text[doc_id] = (len(kept_text), plain)
-    return found
+    return duplicates
 
 
 def _nearest(

@@ -73,10 +73,10 @@ def extract(
     path: Path, digest: str, cache: Path | None, on_page: Callable[[], None] = lambda: None
 ) -> FileText | Unreadable:
     """Read the file now, and keep what it gave in the cache (the caller looked there first)."""
-    found = _read(path, on_page)
+    extracted = _read(path, on_page)
     if cache is not None:
-        write_json(_entry(cache, digest), _to_json(found), indent=None)
-    return found
+        write_json(_entry(cache, digest), _to_json(extracted), indent=None)
+    return extracted
 
 
 def _read(path: Path, on_page: Callable[[], None]) -> FileText | Unreadable:
@@ -103,15 +103,15 @@ def _entry(cache: Path, digest: str) -> Path:
     return cache / f"v{EXTRACTION_VERSION}" / digest[:2] / f"{digest}.json"
 
 
-def _to_json(found: FileText | Unreadable) -> dict:
-    if isinstance(found, Unreadable):
-        return {"skip": found.reason, "detail": found.detail}
+def _to_json(extracted: FileText | Unreadable) -> dict:
+    if isinstance(extracted, Unreadable):
+        return {"skip": extracted.reason, "detail": extracted.detail}
     return {
-        "title": found.title,
-        "text": found.text,
-        "places": found.places.to_json(),
-        "pages": found.pages,
-        "textless": list(found.textless),
+        "title": extracted.title,
+        "text": extracted.text,
+        "places": extracted.places.to_json(),
+        "pages": extracted.pages,
+        "textless": list(extracted.textless),
     }
 
 

@@ -31,8 +31,8 @@ def html_title_and_text(html: str) -> tuple[str | None, str]:
     lines separated by blank lines; whitespace inside a block collapses except in <pre>.
     """
     soup = BeautifulSoup(html, "html.parser")
-    found = (_element_text(soup.find(name)) for name in ("title", "h1"))
-    title = next((text for text in found if is_title(text)), None)
+    candidates = (_element_text(soup.find(name)) for name in ("title", "h1"))
+    title = next((text for text in candidates if is_title(text)), None)
     return title, _join_blocks(_html_tokens(soup))
 
 

@@ -206,16 +206,16 @@ def _extract_all(
     """Each PDF and Word file's text, or why it gave none; the files not in the cache read with
     one progress bar counting their pages (`result` counts both)."""
     max_bytes = int(max_pdf_mb * 1024 * 1024)
-    found: dict[Path, FileText | Skip] = {}
+    extracted: dict[Path, FileText | Skip] = {}
     digests: dict[Path, str] = {}
     for file in files:
         source = file.relative_to(root).as_posix()
         size = file.stat().st_size
         if size > max_bytes:
             detail = f"{size:,} bytes > ingest.max_pdf_mb ({max_bytes:,} bytes)"
-            found[file] = Skip(source, SkipReason.TOO_LARGE, f"too large: {detail}", source)
+            extracted[file] = Skip(source, SkipReason.TOO_LARGE, f"too large: {detail}", source)
         elif size == 0:
-            found[file] = Skip(source, SkipReason.EMPTY, "empty file", source)
+            extracted[file] = Skip(source, SkipReason.EMPTY, "empty file", source)
         else:
             digests[file] = file_sha256(file)
     before = {file: cached_text(cache, digest) for file, digest in digests.items()}
@@ -227,27 +227,27 @@ def _extract_all(
         for file, digest in digests.items():
             got = before[file] or extract(file, digest, cache, lambda: bar.update(1))
             source = file.relative_to(root).as_posix()
-            found[file] = (
+            extracted[file] = (
                 Skip(source, got.reason, got.detail, source) if isinstance(got, Unreadable) else got
             )
-    return found
+    return extracted
 
 
 def _is_pdf(path: Path) -> bool:
     return path.suffix.lower() in PDF_SUFFIXES
 
 
-def _add_extracted(source: str, found: FileText | Skip, result: IngestResult) -> None:
-    if isinstance(found, Skip):
-        result.skipped.append(found)
+def _add_extracted(source: str, extracted: FileText | Skip, result: IngestResult) -> None:
+    if isinstance(extracted, Skip):
+        result.skipped.append(extracted)
         return
-    if note := found.note(source):
+    if note := extracted.note(source):
         result.notes.append(note)
-        result.textless_pages += len(found.textless)
+        result.textless_pages += len(extracted.textless)
     # a writer's placeholder title: the file's name says more
-    own = "" if is_placeholder(found.title) else found.title
+    own = "" if is_placeholder(extracted.title) else extracted.title
     title = next((t for t in (own, Path(source).stem) if t and is_title(t)), "")
-    result.documents.append(Document(source, source, title, found.text, found.places))
+    result.documents.append(Document(source, source, title, extracted.text, extracted.places))
 
 
 def _read_squad(file: Path, source: str, max_bytes: int, result: IngestResult) -> None:
@@ -269,7 +269,7 @@ def _read_squad(file: Path, source: str, max_bytes: int, result: IngestResult) -
             )
             continue
         result.documents.append(Document(article.doc_id, source, article.title, article.text))
-        result.squad_questions.extend(article.questions)
+        result.squad_questions.extend(article.parsed)
         result.squad_unanswerable += article.unanswerable
 
 

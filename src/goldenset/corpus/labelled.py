@@ -88,24 +88,24 @@ def locate(
     # entities decoded first (an excerpt copied from HTML source), then as written ("&amp;"
     # written out in a markdown file)
     for key in dict.fromkeys((excerpt_key(excerpt), normalise(excerpt).chars)):
-        found = _occurrences(normalised.chars, key)
-        if found:
+        occurrences = _occurrences(normalised.chars, key)
+        if occurrences:
             break
-    if not found:
+    if not occurrences:
         return None
     hint = start if start is not None else 0
-    best = min(found, key=lambda at: (abs(int(normalised.positions[at]) - hint), at))
+    best = min(occurrences, key=lambda at: (abs(int(normalised.positions[at]) - hint), at))
     first, last = int(normalised.positions[best]), int(normalised.positions[best + len(key) - 1])
     return _with_edges(document, excerpt, first, last + 1)
 
 
 def _occurrences(text: str, key: str) -> list[int]:
-    found = []
+    starts = []
     at = text.find(key) if key else -1
     while at >= 0:
-        found.append(at)
+        starts.append(at)
         at = text.find(key, at + 1)
-    return found
+    return starts
 
 
 def _with_edges(document: str, excerpt: str, start: int, end: int) -> tuple[int, int]:
@@ -146,13 +146,13 @@ class SquadArticle:
     doc_id: str
     title: str
     text: str
-    questions: list[Question]
+    parsed: list[Question]  # its questions, as read
     unanswerable: int  # v2.0 questions marked is_impossible
 
 
 @dataclass
 class LabelledResult:
-    questions: pd.DataFrame  # LABELLED_COLUMNS
+    table: pd.DataFrame  # the questions: LABELLED_COLUMNS
     evidence: pd.DataFrame  # EVIDENCE_COLUMNS
     not_found: list[str] = field(default_factory=list)  # one line per excerpt not found
     left_out: int = 0  # questions with an excerpt not found
@@ -160,7 +160,7 @@ class LabelledResult:
 
     def summary(self, sources: str) -> str:
         parts = [
-            f"labelled: {len(self.questions):,} questions, {len(self.evidence):,} evidence "
+            f"labelled: {len(self.table):,} questions, {len(self.evidence):,} evidence "
             f"spans from {sources}"
         ]
         if self.left_out:
@@ -224,7 +224,7 @@ def squad_articles(articles: list, source: str) -> list[SquadArticle]:
 
 
 def _squad_article(article: dict, doc_id: str, title: str, source: str) -> SquadArticle:
-    texts, questions, unanswerable, offset = [], [], 0, 0
+    texts, parsed, unanswerable, offset = [], [], 0, 0
     for paragraph in article["paragraphs"]:
         context = str(paragraph.get("context", "")).replace("\r\n", "\n").replace("\r", "\n")
         for qa in paragraph.get("qas", []):
@@ -234,10 +234,10 @@ def _squad_article(article: dict, doc_id: str, title: str, source: str) -> Squad
             # several annotators often mark the same span: located spans are deduplicated
             spans = [(offset + int(a["answer_start"]), str(a["text"])) for a in qa["answers"]]
             evidence = tuple(Excerpt(doc_id, text, at, at + len(text)) for at, text in spans)
-            questions.append(Question(str(qa["id"]), str(qa["question"]), evidence, source))
+            parsed.append(Question(str(qa["id"]), str(qa["question"]), evidence, source))
         texts.append(context)
         offset += len(context) + len(SQUAD_SEPARATOR)
-    return SquadArticle(doc_id, title, SQUAD_SEPARATOR.join(texts), questions, unanswerable)
+    return SquadArticle(doc_id, title, SQUAD_SEPARATOR.join(texts), parsed, unanswerable)
 
 
 def read_squad_file(path: Path, source: str) -> list[SquadArticle] | None:
@@ -263,7 +263,7 @@ def read_squad_file(path: Path, source: str) -> list[SquadArticle] | None:
 
 
 def locate_questions(
-    questions: Iterable[Question],
+    parsed: Iterable[Question],
     documents: Mapping[str, str],
     kept_twin: Mapping[str, str],
 ) -> LabelledResult:
@@ -275,7 +275,7 @@ def locate_questions(
     """
     normalised: dict[str, Normalised] = {}
     rows, evidence, not_found, seen = [], [], [], set()
-    for question in questions:
+    for question in parsed:
         if question.qid in seen:
             raise GoldensetError(
                 f"{question.source}: question id {question.qid!r} appears twice in the "

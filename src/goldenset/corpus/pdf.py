@@ -42,9 +42,9 @@ def read_pdf(path: Path, on_page: Callable[[], None] = lambda: None) -> Extracte
         document.close()
     if not pages:
         raise Unreadable(SkipReason.NO_PAGES, ZERO_PAGES)
-    found = assemble(pages)
-    # the file's own title first; else the one its first page shows (found.title)
-    return replace(found, title=title) if title and not is_placeholder(title) else found
+    assembled = assemble(pages)
+    # the file's own title first; else the one its first page shows (assembled.title)
+    return replace(assembled, title=title) if title and not is_placeholder(title) else assembled
 
 
 def _unreadable(error: pdfium.PdfiumError, path: Path) -> Unreadable:

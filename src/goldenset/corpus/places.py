@@ -97,9 +97,9 @@ def chunk_places(
     """Each chunk's place: the pages it spans ("p. 12-13") or the heading where it starts."""
     labels = []
     for doc_id, start, end in zip(doc_ids, starts, ends, strict=True):
-        found = places.get(doc_id, NOWHERE)
-        pages = found.pages_of(int(start), int(end))
-        labels.append(f"p. {pages}" if pages else place_label(found.fields_at(int(start))))
+        doc_places = places.get(doc_id, NOWHERE)
+        pages = doc_places.pages_of(int(start), int(end))
+        labels.append(f"p. {pages}" if pages else place_label(doc_places.fields_at(int(start))))
     return labels
 
 

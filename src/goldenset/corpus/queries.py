@@ -172,7 +172,7 @@ class ExampleQuery:
 
 def read_example_queries(value: str | list[str] | None) -> list[str]:
     """generate.example_queries: texts as given, or the texts of a BEIR queries.jsonl."""
-    return [example.text for example in read_examples(value)]
+    return [query.text for query in read_examples(value)]
 
 
 # (doc_id, evidence sentence) -> the (query, why) pairs a person failed for that sentence

@@ -45,7 +45,7 @@ Make = Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]]
 @dataclass(frozen=True)
 class QuerySetEntry:
     name: str  # the first key of its metrics, its result rows and its vectors' file names
-    questions: Path  # qid and text_column: a .parquet table, or goldenset.jsonl
+    questions_file: Path  # qid and text_column: a .parquet table, or goldenset.jsonl
     text_column: str
     judged_by: JudgedBy  # spans: items are chunks; documents: items are documents
     # spans: an evidence table (EVIDENCE_COLUMNS); documents: qrels (QRELS_COLUMNS); None: the
@@ -60,7 +60,7 @@ class QuerySetEntry:
 
     @property
     def files(self) -> tuple[Path, ...]:
-        return tuple(path for path in (self.questions, self.judgments) if path is not None)
+        return tuple(path for path in (self.questions_file, self.judgments) if path is not None)
 
 
 def made_by_ingest(
@@ -68,9 +68,11 @@ def made_by_ingest(
 ) -> QuerySetEntry:
     """A set the ingest stage makes with ``make`` and writes under data/query_sets/ (its
     questions <name>.parquet, its judgments <name>.judgments.parquet)."""
-    questions = paths.QUERY_SETS / f"{name}.parquet"
+    questions_file = paths.QUERY_SETS / f"{name}.parquet"
     judgments = paths.QUERY_SETS / f"{name}.judgments.parquet"
-    return QuerySetEntry(name, questions, text_column, judged_by, judgments, make=make, **options)
+    return QuerySetEntry(
+        name, questions_file, text_column, judged_by, judgments, make=make, **options
+    )
 
 
 # The built-in sets, then plugins' (goldenset.query_sets entry points), in registration order:
@@ -114,8 +116,8 @@ def document_judged() -> set[str]:
 def references() -> list[QuerySetEntry]:
     """The sets the audit measures the golden set's echo against, real queries first (what
     users type; labelled questions stand in where there are none)."""
-    found = [entry for entry in QUERY_SETS.values() if entry.echo_label is not None]
-    return sorted(found, key=lambda entry: entry.judged_by != BY_DOCUMENTS)
+    declared = [entry for entry in QUERY_SETS.values() if entry.echo_label is not None]
+    return sorted(declared, key=lambda entry: entry.judged_by != BY_DOCUMENTS)
 
 
 def ingest_made() -> list[QuerySetEntry]:
@@ -178,10 +180,10 @@ def file_reader(root: Path) -> Reader:
 def read_query_set(entry: QuerySetEntry, read: Reader, judgments: bool = True) -> QuerySet:
     """One query set through ``read`` (a project's files, or a git revision's); judgments
     False reads its questions alone (the embed stage depends on no judgment file)."""
-    if entry.questions.suffix == ".jsonl":  # absent or empty: no questions (read_goldenset)
-        table = _jsonl(read(entry.questions) or b"")
+    if entry.questions_file.suffix == ".jsonl":  # absent or empty: no questions (read_goldenset)
+        table = _jsonl(read(entry.questions_file) or b"")
     else:
-        table = _parquet(read, entry.questions)
+        table = _parquet(read, entry.questions_file)
     judged = pd.DataFrame()
     if entry.judgments is None:
         judged = golden_evidence(table)
@@ -233,7 +235,7 @@ def make_query_sets(documents: pd.DataFrame) -> MadeSets:
     counts: dict[str, int] = {}
     for entry in ingest_made():
         assert entry.make is not None and entry.judgments is not None
-        questions, judgments = entry.make(documents)
-        tables[entry.questions], tables[entry.judgments] = questions, judgments
-        counts[entry.name] = len(questions)
+        table, judgments = entry.make(documents)
+        tables[entry.questions_file], tables[entry.judgments] = table, judgments
+        counts[entry.name] = len(table)
     return MadeSets(tables, counts)

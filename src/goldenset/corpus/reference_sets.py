@@ -82,16 +82,16 @@ def labelled_questions(
         log.info("no labelled questions (ingest.labelled: false)")
         return empty
     labelled_file = folder / LABELLED_FILE
-    questions = list(result.squad_questions)
-    sources = ["SQuAD files"] if questions else []
+    parsed = list(result.squad_questions)
+    sources = ["SQuAD files"] if parsed else []
     if labelled_file.is_file():
-        questions = read_labelled_file(labelled_file) + questions
+        parsed = read_labelled_file(labelled_file) + parsed
         sources.insert(0, LABELLED_FILE)
-    if not questions:
+    if not parsed:
         log.info("no labelled questions (%s or SQuAD files in ingest.path)", LABELLED_FILE)
         return empty
     twins = {d.doc_id: d.kept for d in duplicates}
-    labelled = locate_questions(questions, {d.doc_id: d.text for d in kept}, twins)
+    labelled = locate_questions(parsed, {d.doc_id: d.text for d in kept}, twins)
     labelled.unanswerable = result.squad_unanswerable
     for line in labelled.not_found:
         log.info(line)

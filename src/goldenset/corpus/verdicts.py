@@ -48,10 +48,10 @@ class Verdicts:
     @property
     def by_qid(self) -> dict[str, list[dict]]:
         """Every labeller's verdict on each question, in the order of their latest lines."""
-        found: dict[str, list[dict]] = {}
+        grouped: dict[str, list[dict]] = {}
         for (qid, _), row in self.latest.items():
-            found.setdefault(qid, []).append(row)
-        return found
+            grouped.setdefault(qid, []).append(row)
+        return grouped
 
     def labellers(self) -> list[str]:
         return sorted({labeller for _, labeller in self.latest})

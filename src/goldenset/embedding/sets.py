@@ -48,7 +48,9 @@ def embed_sets(
         encode_missing = ray_encoder(settings)
     embed = cached_embedder(settings, cache, encode_missing)
     texts = {CHUNK_VECTORS: (chunks["chunk_id"].astype(str).tolist(), chunks["text"].tolist())}
-    texts.update({name: (found.qids, found.texts) for name, found in query_sets.items()})
+    texts.update(
+        {name: (questions.qids, questions.texts) for name, questions in query_sets.items()}
+    )
     ids, vectors = {}, {}
     for name, (row_ids, row_texts) in texts.items():
         prefix = settings.passage_prefix if name == CHUNK_VECTORS else settings.query_prefix

@@ -36,10 +36,10 @@ def example_echoes(
     """Each example's echo, sorted: against its own document when it is in the corpus, else the
     highest over the corpus's documents."""
     echoes = [
-        echo(example.text, sources[example.doc_id])
-        if example.doc_id in sources
-        else max((echo(example.text, source) for source in sources.values()), default=0.0)
-        for example in examples
+        echo(query.text, sources[query.doc_id])
+        if query.doc_id in sources
+        else max((echo(query.text, source) for source in sources.values()), default=0.0)
+        for query in examples
     ]
     return np.sort(np.asarray(echoes, dtype=float))
 

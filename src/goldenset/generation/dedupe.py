@@ -19,28 +19,28 @@ from goldenset.core.echo import content_words
 BLOCK = 1024  # questions compared at a time: memory stays O(BLOCK x n), not O(n^2)
 
 
-def word_vectors(questions: Sequence[str]):
+def word_vectors(texts: Sequence[str]):
     """Unit-length binary content-word vectors (sparse rows); None when no question has a word."""
     vectorizer = CountVectorizer(analyzer=lambda text: sorted(content_words(text)), binary=True)
     try:
-        return normalize(vectorizer.fit_transform(questions).astype(np.float64))
+        return normalize(vectorizer.fit_transform(texts).astype(np.float64))
     except ValueError:  # empty vocabulary
         return None
 
 
-def near_duplicates(questions: Sequence[str], threshold: float) -> dict[int, tuple[int, float]]:
+def near_duplicates(texts: Sequence[str], threshold: float) -> dict[int, tuple[int, float]]:
     """Questions to drop: index -> (index of the earlier kept question it repeats, cosine).
 
     Greedy in order, so the first of a group stays and the golden set does not depend on how
     the duplicates are compared.
     """
-    vectors = word_vectors(questions) if len(questions) > 1 else None
+    vectors = word_vectors(texts) if len(texts) > 1 else None
     if vectors is None:
         return {}
     dropped: dict[int, tuple[int, float]] = {}
     kept: list[int] = []
-    for start in range(0, len(questions), BLOCK):
-        end = min(start + BLOCK, len(questions))
+    for start in range(0, len(texts), BLOCK):
+        end = min(start + BLOCK, len(texts))
         cosines = (vectors[start:end] @ vectors[:end].T).toarray()
         for i in range(start, end):
             if kept:
@@ -54,14 +54,14 @@ def near_duplicates(questions: Sequence[str], threshold: float) -> dict[int, tup
 
 
 def repeated_questions(
-    questions: Sequence[str], qids: Sequence[str], threshold: float | None
+    texts: Sequence[str], qids: Sequence[str], threshold: float | None
 ) -> dict[int, tuple[str, str]]:
     """The questions to drop, index -> the reject reason (code, detail) naming the kept question
     each one repeats; none when threshold (generate.duplicate_cosine) is None."""
     reasons: dict[int, tuple[str, str]] = {}
     if threshold is None:
         return reasons
-    for i, (j, cosine) in near_duplicates(questions, threshold).items():
-        detail = f"content-word cosine {cosine:.2f} with {qids[j]}: {questions[j]!r}"
+    for i, (j, cosine) in near_duplicates(texts, threshold).items():
+        detail = f"content-word cosine {cosine:.2f} with {qids[j]}: {texts[j]!r}"
         reasons[i] = ("near_duplicate", detail)
     return reasons

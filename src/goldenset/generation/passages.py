@@ -40,7 +40,7 @@ class Passage:
     start: int  # character offsets into the document text
     end: int
     text: str  # == document text[start:end]
-    questions: int  # how many questions to ask about it
+    n_questions: int  # how many questions to ask about it
     # one (start, end) sentence span per question, offsets into `text`: each question's evidence
     targets: tuple[tuple[int, int], ...] = ()
 
@@ -194,14 +194,14 @@ def sample_passages(
                 continue
             words.append(mine)
         chosen.append(passage)
-        planned += passage.questions
+        planned += passage.n_questions
     return _trim_questions(chosen, max_questions)
 
 
 def title_span(text: str, title: str) -> tuple[int, int] | None:
     """Where the title first occurs in the document text (its heading), or None."""
-    found = text.find(title.strip()) if title.strip() else -1
-    return None if found < 0 else (found, found + len(title.strip()))
+    at = text.find(title.strip()) if title.strip() else -1
+    return None if at < 0 else (at, at + len(title.strip()))
 
 
 def passages_for(
@@ -234,10 +234,10 @@ def passages_for(
 
 
 def _trim_questions(passages: list[Passage], max_questions: int) -> list[Passage]:
-    surplus = sum(p.questions for p in passages) - max_questions
+    surplus = sum(p.n_questions for p in passages) - max_questions
     if surplus > 0 and passages:
         last = passages[-1]
-        kept = last.questions - surplus
+        kept = last.n_questions - surplus
         passages[-1] = Passage(
             last.doc_id, last.start, last.end, last.text, kept, last.targets[:kept]
         )

@@ -69,7 +69,7 @@ def estimate_tokens(text: str, chars_per_token: float = CHARS_PER_TOKEN) -> int:
 class WriterRecord:
     """What a run of one writer (provider and model) measured, for the next run's estimate."""
 
-    questions: int  # asked: kept or rejected
+    n_questions: int  # asked: kept or rejected (the history file's key "questions")
     answers: int  # every answer those questions used, cached or new
     requests: int  # the new ones, which the tokens and seconds are of
     input_tokens: int
@@ -103,7 +103,7 @@ class Limits:
 class Estimate:
     """What asking the missing questions is expected to take, and where each rate comes from."""
 
-    questions: int
+    n_questions: int
     requests: int
     per_question: float  # requests a question, within the limits
     input_tokens: int
@@ -124,32 +124,32 @@ def within_limits(per_question: float, limits: Limits) -> float:
     return min(max(per_question, min(limits.fewest, limits.most)), float(limits.most))
 
 
-def expected_requests(questions: int, per_question: float, limits: Limits) -> int:
-    """Requests for `questions` new questions when a question takes `per_question` answers
+def expected_requests(n_questions: int, per_question: float, limits: Limits) -> int:
+    """Requests for `n_questions` new questions when a question takes `per_question` answers
     (a past run's answers / questions asked: invalid answers are asked again)."""
     # rounded first: float noise (100 x 1.1 = 110.00000000000001) must not add a request
-    return math.ceil(round(questions * within_limits(per_question, limits), 6))
+    return math.ceil(round(n_questions * within_limits(per_question, limits), 6))
 
 
 def estimate_run(
-    questions: int,
+    n_questions: int,
     prompt_tokens: float,
     limits: Limits,
     last: WriterRecord | None,
     *,
     in_process: bool,
 ) -> Estimate:
-    """The requests, tokens and time of `questions` new questions whose first prompts average
+    """The requests, tokens and time of `n_questions` new questions whose first prompts average
     `prompt_tokens` tokens: at the rates of this writer's last run (`last`) where it measured
     them, else at priors (BUNDLED_MODEL_RUN; an API's time assumed).
 
     in_process: the bundled local model's kind, whose measured run is the prior for all."""
     per_question, rate_from = _rate(last, in_process)
-    requests = expected_requests(questions, per_question, limits)
+    requests = expected_requests(n_questions, per_question, limits)
     input_each, output_each = _tokens_each(last, prompt_tokens, limits, in_process)
     seconds_each, time_from = _seconds_each(last, output_each, in_process)
     return Estimate(
-        questions=questions,
+        n_questions=n_questions,
         requests=requests,
         per_question=within_limits(per_question, limits),
         input_tokens=round(requests * input_each),
@@ -162,9 +162,9 @@ def estimate_run(
 
 
 def _rate(last: WriterRecord | None, in_process: bool) -> tuple[float, str]:
-    if last is not None and last.questions > 0 and last.answers > 0:
-        return last.answers / last.questions, "as the last run of this writer"
-    prior = BUNDLED_MODEL_RUN.answers / BUNDLED_MODEL_RUN.questions
+    if last is not None and last.n_questions > 0 and last.answers > 0:
+        return last.answers / last.n_questions, "as the last run of this writer"
+    prior = BUNDLED_MODEL_RUN.answers / BUNDLED_MODEL_RUN.n_questions
     if in_process:
         return prior, "as the bundled model on the shipped sample"
     return prior, "the bundled local model's rate, as this writer has no run yet: likely fewer"

@@ -85,7 +85,7 @@ def run_generation(
     setup = prepare(documents, params, titles)
     passages = setup.passages
     stats.passages = len(passages)
-    stats.questions_planned = sum(p.questions for p in passages)
+    stats.questions_planned = sum(p.n_questions for p in passages)
     if not passages:
         if params.max_questions > 0:
             log.warning(
@@ -202,7 +202,7 @@ def _ask_all(
     workers = request_slots(session)
     outcomes: list[list[Outcome] | None] = [None] * len(passages)
     bar = tqdm(
-        total=sum(p.questions for p in passages),
+        total=sum(p.n_questions for p in passages),
         desc="generate",
         unit="q",
         file=sys.stderr,
@@ -218,7 +218,7 @@ def _ask_all(
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
                 for future in done:
                     outcomes[futures[future]] = future.result()  # re-raises a worker's error
-                    bar.update(passages[futures[future]].questions)
+                    bar.update(passages[futures[future]].n_questions)
                 spent = session.budget.snapshot()
                 tokens = spent.input_tokens + spent.output_tokens
                 postfix = f"{spent.requests} req, {tokens} tok, ${spent.usd:.4f}"

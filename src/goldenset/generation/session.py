@@ -174,7 +174,7 @@ class Session:
     def ask_passage(self, passage: Passage, on_miss: MissHandler) -> list[Outcome]:
         outcomes: list[Outcome] = []
         asked: list[str] = []
-        for question_index in range(passage.questions):
+        for question_index in range(passage.n_questions):
             if outcomes and outcomes[-1].not_asked:
                 # a later question's prompt lists the earlier ones: asking it now would pay for
                 # an answer that the complete run, with a different prompt, never uses

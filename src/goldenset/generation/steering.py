@@ -328,8 +328,10 @@ def _repeat_penalised(scores: np.ndarray, tokens: list[int], penalty: float) -> 
     if penalty == 1.0 or not seen:
         return scores
     scores = scores.copy()
-    found = scores[seen]
-    scores[seen] = np.where(found > 0, found / np.float32(penalty), found * np.float32(penalty))
+    repeated = scores[seen]
+    scores[seen] = np.where(
+        repeated > 0, repeated / np.float32(penalty), repeated * np.float32(penalty)
+    )
     return scores
 
 

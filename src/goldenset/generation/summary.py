@@ -103,16 +103,16 @@ def announce(session: Session, passages: Sequence[Passage], price: Price | None)
         messages, key = session.first_request(passage)
         if not session.cache.contains(key):
             missing.append((passage, estimate_tokens(request_text(session.system, messages))))
-    questions = sum(passage.questions for passage, _ in missing)
+    n_questions = sum(passage.n_questions for passage, _ in missing)
     log.info(
         "generate: %d questions over %d passages, %d not in the cache yet (%s %s)",
-        sum(p.questions for p in passages),
+        sum(p.n_questions for p in passages),
         len(passages),
-        questions,
+        n_questions,
         session.provider.name,
         session.provider.model,
     )
-    if not questions:
+    if not n_questions:
         return
     params = session.params
     limits = Limits(
@@ -122,8 +122,8 @@ def announce(session: Session, passages: Sequence[Passage], price: Price | None)
         workers=min(request_slots(session), len(missing)),  # passages run in parallel, no more
     )
     estimate = estimate_run(
-        questions,
-        sum(tokens * passage.questions for passage, tokens in missing) / questions,
+        n_questions,
+        sum(tokens * passage.n_questions for passage, tokens in missing) / n_questions,
         limits,
         read_history(params.cache_dir).get(writer_key(session.provider)),
         in_process=max_concurrency(session.provider) == 1,
@@ -150,7 +150,8 @@ def estimate_line(
     """The line logged before a run pays anything; a free, unpriced writer gets no tokens and
     dollars."""
     parts = [
-        f"generate: {estimate.questions} questions to ask: expect ~{estimate.requests:,} requests "
+        f"generate: {estimate.n_questions} questions to ask: "
+        f"expect ~{estimate.requests:,} requests "
         f"({estimate.per_question:.1f} a question, {estimate.rate_from})"
     ]
     if price is not None or paid:
@@ -202,7 +203,7 @@ def run_record(stats: GenerationStats, workers: int, *, timed: bool) -> WriterRe
     if not stats.requests or asked <= 0:
         return None
     return WriterRecord(
-        questions=asked,
+        n_questions=asked,
         answers=stats.cache_hits + stats.requests,
         requests=stats.requests,
         input_tokens=stats.input_tokens,
@@ -216,7 +217,7 @@ def read_history(cache_dir: str | Path) -> dict[str, WriterRecord]:
     path = Path(cache_dir) / HISTORY_FILE
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
-        return {key: WriterRecord(**fields) for key, fields in entries.items()}
+        return {key: _from_json(fields) for key, fields in entries.items()}
     except FileNotFoundError:
         return {}
     except (OSError, ValueError, TypeError, AttributeError) as error:
@@ -234,9 +235,22 @@ def remember_run(cache_dir: str | Path, key: str, record: WriterRecord | None) -
     if record.seconds_per_request is None and previous is not None:
         record = replace(record, seconds_per_request=previous.seconds_per_request)
     history[key] = record
-    entries = {name: asdict(entry) for name, entry in sorted(history.items())}
+    entries = {name: _as_json(entry) for name, entry in sorted(history.items())}
     Path(cache_dir).mkdir(parents=True, exist_ok=True)
     write_json(Path(cache_dir) / HISTORY_FILE, entries, indent=1)
+
+
+# a WriterRecord field's key in the history file, where the two differ
+_HISTORY_KEYS = {"n_questions": "questions"}
+_RECORD_FIELDS = {key: name for name, key in _HISTORY_KEYS.items()}
+
+
+def _as_json(record: WriterRecord) -> dict:
+    return {_HISTORY_KEYS.get(name, name): value for name, value in asdict(record).items()}
+
+
+def _from_json(entry: dict) -> WriterRecord:
+    return WriterRecord(**{_RECORD_FIELDS.get(key, key): value for key, value in entry.items()})
 
 
 def _reasons(counts: Counter) -> str:

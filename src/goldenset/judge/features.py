@@ -55,28 +55,26 @@ def question_features(
     read: Read,
 ) -> pd.DataFrame:
     """FEATURES of each golden-set row (question, evidence, doc_id), in row order."""
-    questions = golden["question"].astype(str).tolist()
+    texts = golden["question"].astype(str).tolist()
     evidence = golden["evidence"].astype(str).tolist()
     empty = WindowIndex.of("")
     indexes = [documents.get(str(doc_id), empty) for doc_id in golden["doc_id"]]
     query_prefix, passage_prefix = REFEREE_PREFIXES
-    cosines = np.einsum(
-        "ij,ij->i", referee(questions, query_prefix), referee(evidence, passage_prefix)
-    )
-    of_documents = list(zip(questions, indexes, strict=True))
+    cosines = np.einsum("ij,ij->i", referee(texts, query_prefix), referee(evidence, passage_prefix))
+    of_documents = list(zip(texts, indexes, strict=True))
     # a golden set or a label file of questions only may have no form column
     forms = golden["form"].fillna("question") if "form" in golden else ["question"] * len(golden)
-    triples = zip(evidence, questions, forms, strict=True)
+    triples = zip(evidence, texts, forms, strict=True)
     readings = np.array(
-        [read(e, q, f) for e, q, f in tqdm(triples, total=len(questions), desc="judge", unit="q")]
+        [read(e, q, f) for e, q, f in tqdm(triples, total=len(texts), desc="judge", unit="q")]
     ).reshape(-1, 2)
     return pd.DataFrame(
         {
             "referee_cosine": cosines.astype(np.float64),
             "rarest_word": [rarest_word(q, d, rarity) for q, d in of_documents],
-            "evidence_overlap": [overlap(q, e) for q, e in zip(questions, evidence, strict=True)],
+            "evidence_overlap": [overlap(q, e) for q, e in zip(texts, evidence, strict=True)],
             "echo": [echo(q, d) for q, d in of_documents],
-            "content_words": [float(len(content_words(q))) for q in questions],
+            "content_words": [float(len(content_words(q))) for q in texts],
             "answer_margin": readings[:, 0],
             "writer_likelihood": readings[:, 1],
         },

@@ -102,13 +102,13 @@ def refit(shipped: pd.DataFrame, team: pd.DataFrame) -> tuple[Judge, str]:
     ]
     models = {}
     for criterion in CRITERIA:
-        found = held_out_on_verdicts(shipped, team, criterion)
+        compared = held_out_on_verdicts(shipped, team, criterion)
         y = accepted(rows, criterion)
         auc = cross_validated_auc(rows[FEATURES], y, FOLDS, REPEATS, SEED).mean()
         models[criterion] = fit_criterion(rows[FEATURES], y, float(auc))
         lines.append(
             f"| {criterion} | {accepted(team, criterion).mean():.0%} | "
-            f"{_auc(found['before'])} | {_auc(found['after'])} |"
+            f"{_auc(compared['before'])} | {_auc(compared['after'])} |"
         )
     return Judge(load_judge().referee, len(rows), models), "\n".join(lines) + "\n"
 

@@ -72,8 +72,8 @@ def cached_pass_probabilities(
     keys = [reading_key(row, weights) for row in rows]
     missing = [i for i, key in enumerate(keys) if key not in cached]
     if missing:
-        found = judge(pd.DataFrame([rows[i] for i in missing]))
-        cached.update({keys[i]: float(p) for i, p in zip(missing, found, strict=True)})
+        probabilities = judge(pd.DataFrame([rows[i] for i in missing]))
+        cached.update({keys[i]: float(p) for i, p in zip(missing, probabilities, strict=True)})
         path.parent.mkdir(parents=True, exist_ok=True)
         write_json(path, dict(sorted(cached.items())))
     return np.array([cached[key] for key in keys], dtype=float)

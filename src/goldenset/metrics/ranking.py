@@ -67,8 +67,8 @@ def judged_gains(ranked: np.ndarray, qrels: sparse.csr_array) -> np.ndarray:
     valid = ranked >= 0
     keys = np.arange(n_queries, dtype=np.int64)[:, None] * n_items + ranked
     position = np.minimum(np.searchsorted(judged_keys, keys), judged_keys.size - 1)
-    found = valid & (judged_keys[position] == keys)
-    gains[found] = grades[position[found]]
+    matched = valid & (judged_keys[position] == keys)
+    gains[matched] = grades[position[matched]]
     return gains
 
 
@@ -107,9 +107,9 @@ def _top(gains: np.ndarray, k: int) -> np.ndarray:
 
 def recall_at_k(gains: np.ndarray, n_relevant: np.ndarray, k: int) -> np.ndarray:
     """Share of a query's relevant items found in its top k; NaN when it has none."""
-    found = (_top(gains, k) > 0).sum(axis=1)
+    hits = (_top(gains, k) > 0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        recall = found / np.asarray(n_relevant, dtype=np.float64)
+        recall = hits / np.asarray(n_relevant, dtype=np.float64)
     return np.where(np.asarray(n_relevant) > 0, recall, np.nan)
 
 

@@ -29,10 +29,10 @@ def project_at(directory: Path, labeller: str | None, blind: bool = False) -> Pr
 
 def _git_user(directory: Path) -> str:
     """The name git would commit with (its config, or GIT_AUTHOR_NAME), else "reviewer"."""
-    found = subprocess.run(
+    ident = subprocess.run(
         ["git", "var", "GIT_AUTHOR_IDENT"], cwd=directory, capture_output=True, text=True
     )
-    return found.stdout.partition(" <")[0].strip() or "reviewer"
+    return ident.stdout.partition(" <")[0].strip() or "reviewer"
 
 
 def load_verdicts(project: Project, source: Path) -> str:

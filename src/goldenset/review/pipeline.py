@@ -40,23 +40,23 @@ def person_estimate(
     enough = {"min_verdicts": params.min_verdicts}
     if share is None:
         return {"checked": 0, "enough": False, **enough}
-    found = {**share.as_dict(), "enough": share.checked >= params.min_verdicts, **enough}
+    estimate = {**share.as_dict(), "enough": share.checked >= params.min_verdicts, **enough}
     replaced = len(drawn_at_random(decided, reasked - golden_qids))
     if replaced:
         now = pass_share(drawn_at_random(decided, golden_qids))
-        found["replaced"] = replaced
-        found["now"] = now.as_dict() if now else {"checked": 0}
-    return found
+        estimate["replaced"] = replaced
+        estimate["now"] = now.as_dict() if now else {"checked": 0}
+    return estimate
 
 
 def labeller_estimates(verdicts: Verdicts, qids: set[str]) -> dict[str, dict]:
     """Each labeller's own pass share on the random sample (as first drawn)."""
-    found = {}
+    estimates = {}
     for labeller in verdicts.labellers():
         share = pass_share(drawn_at_random(verdicts.of(labeller), qids))
         if share is not None:
-            found[labeller] = share.as_dict()
-    return found
+            estimates[labeller] = share.as_dict()
+    return estimates
 
 
 def judge_against_person(

@@ -161,7 +161,7 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
     estimate = checked_line(share) if share["checked"] else "no verdict yet"
     if "now" in share:
         estimate += f" · as the set is now: {share_line(share['now'])}"
-    found = {
+    shown = {
         "verdicts": {qid: _kind(row) for (qid, _), row in mine.latest.items() if qid in qids},
         "estimate": estimate,
         "problems": verdicts.problems,
@@ -172,13 +172,13 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
     if not project.blind:
         theirs = [row for row in verdicts.latest.values() if labeller_of(row) != project.labeller]
         for row in theirs:
-            found["others"].setdefault(row["qid"], []).append(f"{labeller_of(row)}: {_kind(row)}")
-        found["agreement"] = [
+            shown["others"].setdefault(row["qid"], []).append(f"{labeller_of(row)}: {_kind(row)}")
+        shown["agreement"] = [
             agreement.line()
             for agreement in agreements(verdicts.among(qids | project.reasked))
             if project.labeller in agreement.labellers
         ]
-    return found
+    return shown
 
 
 def _kind(row: dict) -> str:
@@ -187,10 +187,10 @@ def _kind(row: dict) -> str:
 
 def _fingerprint(path: Path) -> tuple[int, int] | None:
     try:
-        found = path.stat()
+        stat = path.stat()
     except FileNotFoundError:
         return None
-    return found.st_mtime_ns, found.st_size
+    return stat.st_mtime_ns, stat.st_size
 
 
 def state(project: Project) -> dict:

@@ -110,7 +110,7 @@ class Agreement:
     chance agreement is total), and the questions they split on."""
 
     labellers: tuple[str, str]
-    questions: int
+    n_questions: int
     agreed: int
     kappa: float | None
     split: list[tuple[dict, dict]]  # (the first's row, the second's) of each disagreement
@@ -119,16 +119,16 @@ class Agreement:
         kappa = "n/a" if self.kappa is None else f"{self.kappa:.2f}"
         return (
             f"{self.labellers[0]} and {self.labellers[1]} agree on {self.agreed} of the "
-            f"{self.questions} questions both judged ({self.agreed / self.questions:.0%}), "
+            f"{self.n_questions} questions both judged ({self.agreed / self.n_questions:.0%}), "
             f"Cohen's kappa {kappa}"
         )
 
     def as_dict(self) -> dict:
         return {
             "labellers": list(self.labellers),
-            "questions": self.questions,
+            "questions": self.n_questions,
             "agreed": self.agreed,
-            "share": round(self.agreed / self.questions, 4),
+            "share": round(self.agreed / self.n_questions, 4),
             "kappa": None if self.kappa is None else round(self.kappa, 4),
         }
 
@@ -137,7 +137,7 @@ def agreements(verdicts: Verdicts) -> list[Agreement]:
     """Each pair of labellers who judged a question in common."""
     from sklearn.metrics import cohen_kappa_score
 
-    found = []
+    measured = []
     for first, second in itertools.combinations(verdicts.labellers(), 2):
         theirs = verdicts.of(first), verdicts.of(second)
         both = [qid for qid in theirs[0] if qid in theirs[1]]
@@ -148,5 +148,5 @@ def agreements(verdicts: Verdicts) -> list[Agreement]:
         a, b = zip(*passed, strict=True)
         kappa = float(cohen_kappa_score(a, b)) if len(set(a) | set(b)) == 2 else None
         split = [pair for pair, (x, y) in zip(pairs, passed, strict=True) if x != y]
-        found.append(Agreement((first, second), len(both), len(both) - len(split), kappa, split))
-    return found
+        measured.append(Agreement((first, second), len(both), len(both) - len(split), kappa, split))
+    return measured

@@ -54,11 +54,11 @@ def read_project_upstream(review: ReviewParams, root: Path = Path(".")) -> Proje
     out: the one reading of them that the score stage, calibrate and the benchmarks share."""
     reviewed = read_reviewed(review, root)
     documents, sets = read_upstream(root)
-    [golden] = [found for found in sets.values() if found.entry.golden]
+    [golden] = [questions for questions in sets.values() if questions.entry.golden]
     counts = scored_counts(golden.qids, reviewed) if reviewed.verdicts.latest else None
     sets = {
-        name: found.without(reviewed.failed) if found.entry.golden else found
-        for name, found in sets.items()
+        name: questions.without(reviewed.failed) if questions.entry.golden else questions
+        for name, questions in sets.items()
     }
     return ProjectUpstream(documents, sets, reviewed, counts)
 

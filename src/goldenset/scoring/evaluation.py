@@ -66,7 +66,7 @@ class RetrieverChoice:
 
 def score_chunking(
     chunking: Chunking,
-    questions: dict[str, QuerySet],
+    query_sets: dict[str, QuerySet],
     query_vectors: dict[str, np.ndarray],
     retrievers: RetrieverChoice,
     score: ScoreParams,
@@ -77,7 +77,7 @@ def score_chunking(
     scored, rankers = _built(corpus, retrievers)
     depth = max(score.depth, max(score.ks))
     part = ChunkingScores()
-    for prepared in prepare_sets(chunking, questions, score):
+    for prepared in prepare_sets(chunking, query_sets, score):
         judged = prepared.judged
         queries = Queries(judged.name, judged.qids, prepared.texts, query_vectors[judged.name])
         runs = rank_all(rankers, queries, depth * prepared.spread)

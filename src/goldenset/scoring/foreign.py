@@ -118,11 +118,11 @@ def _chunk(chunk_id: str, doc_id: str, start: int, end: int, text: str) -> dict:
     return {"chunk_id": chunk_id, "doc_id": doc_id, "start": start, "end": end, "text": text}
 
 
-def _ranked(found: list[tuple[str, float | None]]) -> list[tuple[str, float]]:
+def _ranked(answer: list[tuple[str, float | None]]) -> list[tuple[str, float]]:
     """A question's chunk ids, each once (its best place), with its score or, for a store that
     gives none, 1/rank."""
     seen: dict[str, float] = {}
-    for rank, (chunk_id, score) in enumerate(found, start=1):
+    for rank, (chunk_id, score) in enumerate(answer, start=1):
         seen.setdefault(chunk_id, 1.0 / rank if score is None else float(score))
     return list(seen.items())
 
@@ -158,7 +158,7 @@ def store_chunking(name: str, inputs: ScoreInputs, depth: int, tokenizer: str) -
         raise GoldensetError(f"retrievers.{name}: a store is scored against the documents' text")
     source = inputs.loaded[name]
     assert isinstance(source, StoreSource)
-    asked = (text for found in inputs.query_sets.values() for text in found.texts)
+    asked = (text for questions in inputs.query_sets.values() for text in questions.texts)
     texts = list(dict.fromkeys(asked))
     try:
         answers = ask_store(name, source, texts, depth)

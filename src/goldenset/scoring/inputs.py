@@ -62,11 +62,11 @@ def without_questions(inputs: ScoreInputs, qids: Collection[str]) -> ScoreInputs
     """The inputs less the golden set's questions of `qids` (a person failed them), and their
     vectors."""
     sets, vectors = dict(inputs.query_sets), dict(inputs.query_vectors)
-    for name, found in inputs.query_sets.items():
-        if not found.entry.golden or name not in vectors:
+    for name, questions in inputs.query_sets.items():
+        if not questions.entry.golden or name not in vectors:
             continue
-        sets[name] = found.without(qids)
-        kept = np.array([qid not in qids for qid in found.qids], dtype=bool)
+        sets[name] = questions.without(qids)
+        kept = np.array([qid not in qids for qid in questions.qids], dtype=bool)
         vectors[name] = vectors[name][kept]
         if not kept.any():
             del vectors[name]

@@ -53,8 +53,8 @@ class Words:
 
     @classmethod
     def of(cls, text: str) -> Words:
-        found = words_of(text)
-        words = [match.group().lower() for match in found]
+        matches = words_of(text)
+        words = [match.group().lower() for match in matches]
         word_at, at = [], 0
         for word in words:
             word_at.append(at)
@@ -62,8 +62,8 @@ class Words:
         return cls(
             " ".join(words),
             word_at,
-            [match.start() for match in found],
-            [match.end() for match in found],
+            [match.start() for match in matches],
+            [match.end() for match in matches],
         )
 
 
@@ -84,9 +84,9 @@ def locate(
             return Span(start, stop, "offsets")
     stripped = text.strip()
     if stripped:
-        found = _nearest(document, stripped, start)
-        if found is not None:
-            return Span(found, found + len(stripped), "exact")
+        at = _nearest(document, stripped, start)
+        if at is not None:
+            return Span(at, at + len(stripped), "exact")
     if callable(words):
         words = words()
     return _tolerant(words or Words.of(document), text, start)
@@ -111,28 +111,28 @@ def _tolerant(words: Words, text: str, near: int | None) -> Span | None:
     """The passage's words in order in the document's: whole words, else (three words or more)
     with its first word the end of a word and its last the start of one, as a window cut inside
     words leaves them."""
-    found = [match.group().lower() for match in words_of(text)]
-    if not found:
+    wanted = [match.group().lower() for match in words_of(text)]
+    if not wanted:
         return None
-    whole = r"(?<![^ ])" + re.escape(" ".join(found)) + r"(?![^ ])"
-    spans = _matches(words, whole, found, cut=False)
-    if not spans and len(found) >= 3:
-        inner = re.escape(" ".join(found[1:-1]))
-        edges = rf"(?<![^ ])\w*{re.escape(found[0])} {inner} {re.escape(found[-1])}\w*(?![^ ])"
-        spans = _matches(words, edges, found, cut=True)
+    whole = r"(?<![^ ])" + re.escape(" ".join(wanted)) + r"(?![^ ])"
+    spans = _matches(words, whole, wanted, cut=False)
+    if not spans and len(wanted) >= 3:
+        inner = re.escape(" ".join(wanted[1:-1]))
+        edges = rf"(?<![^ ])\w*{re.escape(wanted[0])} {inner} {re.escape(wanted[-1])}\w*(?![^ ])"
+        spans = _matches(words, edges, wanted, cut=True)
     if not spans:
         return None
     return spans[0] if near is None else min(spans, key=lambda span: abs(span.start - near))
 
 
-def _matches(words: Words, pattern: str, found: list[str], cut: bool) -> list[Span]:
+def _matches(words: Words, pattern: str, wanted: list[str], cut: bool) -> list[Span]:
     spans = []
     for match in re.finditer(pattern, words.joined):
         first = bisect_left(words.word_at, match.start())
-        last = first + len(found) - 1
+        last = first + len(wanted) - 1
         start, end = words.starts[first], words.ends[last]
         if cut:  # the passage holds the first word's end and the last word's start
-            start, end = words.ends[first] - len(found[0]), words.starts[last] + len(found[-1])
+            start, end = words.ends[first] - len(wanted[0]), words.starts[last] + len(wanted[-1])
         spans.append(Span(start, end, "tolerant"))
     return spans
 
@@ -160,10 +160,10 @@ class Placement:
 
     def lines(self, limit: int = 5) -> list[str]:
         """What a person reads: the share placed, and each reason a passage was not."""
-        found = ", ".join(f"{how} {count}" for how, count in sorted(self.by_how.items()))
+        ways = ", ".join(f"{how} {count}" for how, count in sorted(self.by_how.items()))
         lines = [
             f"located {self.located} of {len(self.spans)} passages ({self.share:.1%})"
-            + (f": {found}" if found else "")
+            + (f": {ways}" if ways else "")
         ]
         if self.no_document_id:
             lines.append(f"{self.no_document_id} passages name no document id")

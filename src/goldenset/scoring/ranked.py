@@ -82,15 +82,15 @@ def score_ranked(
 
 
 def _view_metrics(
-    views: Views, found: np.ndarray, chunk_ranked: np.ndarray | None, ks: list[int], n: int
+    views: Views, indices: np.ndarray, chunk_ranked: np.ndarray | None, ks: list[int], n: int
 ) -> dict[str, np.ndarray]:
     per_query: dict[str, np.ndarray] = {}
     if views.items is not None and views.doc_qrels is not None:
         chunk_doc = views.context.chunk_doc
         per_query.update(
-            _every_query(document_view(found, views.items, chunk_doc, views.doc_qrels, ks), n)
+            _every_query(document_view(indices, views.items, chunk_doc, views.doc_qrels, ks), n)
         )
-    ranked = found if chunk_ranked is None else chunk_ranked
+    ranked = indices if chunk_ranked is None else chunk_ranked
     per_query.update(_measurable(views, context_view(ranked, views.context, views.budgets)))
     return per_query
 

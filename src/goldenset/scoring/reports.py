@@ -19,7 +19,7 @@ def first_relevant_ranks(found: TopK, judged: ItemJudgments) -> np.ndarray:
 
 
 def worst_misses(
-    questions: pd.DataFrame,
+    golden: pd.DataFrame,
     judged: ItemJudgments,
     ranked: Mapping[str, TopK],
     chunk_texts: list[str],
@@ -53,7 +53,7 @@ def worst_misses(
             lines.append("Every question's evidence ranked first.")
         for row in misses[:n]:
             lines += _miss(
-                questions.iloc[row],
+                golden.iloc[row],
                 int(ranks[row]),
                 found,
                 row,

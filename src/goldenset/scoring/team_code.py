@@ -64,15 +64,17 @@ def import_from(name: FunctionName, roots: Sequence[Path]) -> ModuleType:
     it, else on the usual import path; `sys.path` is left as it was. A top of that name loaded
     before from another place is loaded again from here (two projects in one process)."""
     top = name.top
-    found = next((spec for root in roots if (spec := PathFinder.find_spec(top, [str(root)]))), None)
-    if found is not None and _location(sys.modules.get(top)) != _location(found):
+    located = next(
+        (spec for root in roots if (spec := PathFinder.find_spec(top, [str(root)]))), None
+    )
+    if located is not None and _location(sys.modules.get(top)) != _location(located):
         for loaded in [key for key in sys.modules if key == top or key.startswith(top + ".")]:
             del sys.modules[loaded]
-        package = module_from_spec(found)
+        package = module_from_spec(located)
         sys.modules[top] = package
         try:
-            if found.loader is not None:  # a namespace package (a folder only) has none
-                found.loader.exec_module(package)
+            if located.loader is not None:  # a namespace package (a folder only) has none
+                located.loader.exec_module(package)
         except BaseException:
             del sys.modules[top]
             raise

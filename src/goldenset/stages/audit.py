@@ -53,7 +53,7 @@ def main(params: AuditStage) -> None:
     Path(params.audit.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output, even empty
     documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
     query_sets = read_query_sets()
-    [golden_set] = [found for found in query_sets.values() if found.entry.golden]
+    [golden_set] = [questions for questions in query_sets.values() if questions.entry.golden]
     golden = golden_set.table
     if "evidence" not in golden:
         golden["evidence"] = pd.Series(dtype=str)
@@ -88,7 +88,7 @@ def main(params: AuditStage) -> None:
     )
     write_judge_probabilities(golden, read)
     write_json(AUDIT_METRICS, audit.metrics)
-    plotted = {"golden_set": audit.questions["echo"].tolist()}
+    plotted = {"golden_set": audit.table["echo"].tolist()}
     plotted.update({label: values or [] for label, values in echoes.items()})
     write_json(ECHO_PLOT, echo_quantile_rows(plotted))
     section = review_section(review, audit.metrics) if review else []
@@ -118,8 +118,9 @@ def main(params: AuditStage) -> None:
 
 def write_judge_probabilities(golden: pd.DataFrame, read: Acceptance | None) -> None:
     """data/judged.parquet: the judge's probabilities by qid, for the review page's order."""
-    found = read.probabilities if read else pd.DataFrame(columns=["pass"], dtype=float)
-    write_parquet(found.assign(qid=golden["qid"].iloc[found.index].to_numpy()), JUDGE_PROBABILITIES)
+    probabilities = read.probabilities if read else pd.DataFrame(columns=["pass"], dtype=float)
+    qids = golden["qid"].iloc[probabilities.index].to_numpy()
+    write_parquet(probabilities.assign(qid=qids), JUDGE_PROBABILITIES)
 
 
 if __name__ == "__main__":

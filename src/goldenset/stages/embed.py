@@ -28,7 +28,9 @@ def main(params: EmbedStage) -> None:
     embedded = embed_sets(params.embed, chunks, query_sets)
     for name, vectors in embedded.vectors.items():
         write_vectors(EMBEDDINGS, name, embedded.ids[name], vectors)
-    counted = ", ".join(f"{len(found)} {name} questions" for name, found in query_sets.items())
+    counted = ", ".join(
+        f"{len(questions)} {name} questions" for name, questions in query_sets.items()
+    )
     log.info(
         "embed: %d chunks, %s; %d vectors encoded (the cache held %d before)",
         len(chunks),

@@ -70,7 +70,7 @@ def generation(settings: GenerateParams, ask: bool = True) -> GenerationResult:
     documents, titles = read_documents(DOCUMENTS)
     aim_examples = read_examples(settings.example_queries)
     examples = pick_examples(
-        [example.text for example in aim_examples], settings.example_count, settings.seed
+        [query.text for query in aim_examples], settings.example_count, settings.seed
     )
     return run_generation(
         documents,

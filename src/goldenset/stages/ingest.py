@@ -82,7 +82,7 @@ def main(params: IngestStage) -> None:
     )
     write_parquet(queries, QUERIES)
     write_parquet(qrels, QRELS)
-    write_parquet(labelled.questions, LABELLED)
+    write_parquet(labelled.table, LABELLED)
     write_parquet(labelled.evidence, LABELLED_EVIDENCE)
     for path, frame in made.tables.items():
         write_parquet(frame, path)

@@ -224,9 +224,9 @@ def rank_all(retrievers: Mapping[str, Any], queries: Queries, depth: int) -> dic
                 )
             runs[name] = retriever.fuse([runs[other] for other in retriever.fuses], depth)
             continue
-        found = _ranked(name, retriever, queries, depth)
-        if found is not None:
-            runs[name] = found
+        run = _ranked(name, retriever, queries, depth)
+        if run is not None:
+            runs[name] = run
     return runs
 
 

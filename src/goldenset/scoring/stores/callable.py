@@ -44,10 +44,10 @@ def user_object(name: str, field: str, spec: str, folder: str) -> Any:
     return team_object(f"retrievers.{name}", field, spec, folder)
 
 
-def not_a(name: str, spec: str, found: object, wanted: str, hint: str = "") -> GoldensetError:
+def not_a(name: str, spec: str, returned: object, wanted: str, hint: str = "") -> GoldensetError:
     """One line for a callable that returned the wrong kind of object."""
     return GoldensetError(
-        f"retrievers.{name}.callable: {spec} returned {type(found).__name__}, not {wanted}"
+        f"retrievers.{name}.callable: {spec} returned {type(returned).__name__}, not {wanted}"
         + (f" ({hint})" if hint else "")
     )
 

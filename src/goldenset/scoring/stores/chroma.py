@@ -82,8 +82,10 @@ class ChromaStore:
             self._encode = query_encoder(self.settings.model)
         vectors = self._encode(texts)
         with asking(self.settings):
-            found = self.collection.query(query_embeddings=vectors, n_results=k, include=INCLUDED)
-        columns = [found[key] for key in ("ids", "documents", "metadatas", "distances")]
+            response = self.collection.query(
+                query_embeddings=vectors, n_results=k, include=INCLUDED
+            )
+        columns = [response[key] for key in ("ids", "documents", "metadatas", "distances")]
         return [  # per question, per result: (id, document, metadata, distance)
             [self.hit(*result[:3], self._score(result[3])) for result in zip(*row, strict=True)]
             for row in zip(*columns, strict=True)
@@ -217,7 +219,7 @@ def open_chroma(settings: ChromaParams) -> ChromaStore:
             # no embedding function: Chroma's default would load (download) its ONNX model
             collection = client.get_collection(name, embedding_function=None)
         except NotFoundError:
-            existing = [getattr(found, "name", found) for found in client.list_collections()]
+            existing = [getattr(listed, "name", listed) for listed in client.list_collections()]
             raise unknown_name(
                 NAME, f"collection at {place(settings)} named", name, existing, "collection"
             ) from None

@@ -50,13 +50,13 @@ class LangChainStore:
         if isinstance(getattr(self.retriever, "search_kwargs", None), dict):
             self.retriever.search_kwargs = {**self.retriever.search_kwargs, "k": k}
         answers = self.retriever.batch(texts)
-        return [[self._hit(document) for document in found[:k]] for found in answers]
+        return [[self._hit(document) for document in answer[:k]] for answer in answers]
 
     def chunks(self) -> list[Hit] | None:
         if self.settings.chunks is None:
             return None
-        found = user_object(self.name, "chunks", self.settings.chunks, self.settings.folder)
-        return [self._hit(document) for document in found]
+        listed = user_object(self.name, "chunks", self.settings.chunks, self.settings.folder)
+        return [self._hit(document) for document in listed]
 
     def _hit(self, document: Any) -> Hit:
         from langchain_core.documents import Document
@@ -75,10 +75,10 @@ class LangChainStore:
 
 def open_langchain(settings: LangChainParams) -> LangChainStore:
     """The team's retriever, built by its callable."""
-    found = user_retriever(
+    retriever = user_retriever(
         "langchain", settings, "langchain_core.retrievers", "langchain", "LangChain"
     )
-    return LangChainStore(settings, found)
+    return LangChainStore(settings, retriever)
 
 
 RETRIEVERS.register("langchain", store_entry(LangChainParams, open_langchain, "langchain"))

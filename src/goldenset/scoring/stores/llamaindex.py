@@ -37,20 +37,22 @@ class LlamaIndexStore:
         # other retriever returns what it was built to return
         if isinstance(getattr(self.retriever, "similarity_top_k", None), int):
             self.retriever.similarity_top_k = k
-        return [[self._hit(found) for found in self.retriever.retrieve(text)[:k]] for text in texts]
+        return [
+            [self._hit(result) for result in self.retriever.retrieve(text)[:k]] for text in texts
+        ]
 
     def chunks(self) -> list[Hit] | None:
         if self.settings.chunks is None:
             return None
-        found = user_object(self.name, "chunks", self.settings.chunks, self.settings.folder)
-        return [self._hit(node) for node in found]
+        listed = user_object(self.name, "chunks", self.settings.chunks, self.settings.folder)
+        return [self._hit(node) for node in listed]
 
-    def _hit(self, found: Any) -> Hit:
+    def _hit(self, given: Any) -> Hit:
         """A NodeWithScore (a result) or a bare node (a listed chunk)."""
         from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
 
         node, score = (
-            (found.node, found.score) if isinstance(found, NodeWithScore) else (found, None)
+            (given.node, given.score) if isinstance(given, NodeWithScore) else (given, None)
         )
         if not isinstance(node, BaseNode):
             raise GoldensetError(
@@ -76,8 +78,8 @@ class LlamaIndexStore:
 def open_llamaindex(settings: LlamaIndexParams) -> LlamaIndexStore:
     """The team's retriever, built by its callable."""
     module = "llama_index.core.retrievers"
-    found = user_retriever("llamaindex", settings, module, "llamaindex", "LlamaIndex")
-    return LlamaIndexStore(settings, found)
+    retriever = user_retriever("llamaindex", settings, module, "llamaindex", "LlamaIndex")
+    return LlamaIndexStore(settings, retriever)
 
 
 RETRIEVERS.register("llamaindex", store_entry(LlamaIndexParams, open_llamaindex, "llamaindex"))

@@ -115,17 +115,17 @@ class PostgresStore:
         """One statement per question, sent together (psycopg's pipeline: one round trip)."""
         if not texts:
             return []
-        questions = [{"query": text, "k": k} for text in texts]
+        parameters = [{"query": text, "k": k} for text in texts]
         if EMBEDDING in self.settings.query:
-            for question, vector in zip(questions, self._embed(texts), strict=True):
-                question["embedding"] = [float(value) for value in vector]
-        found: list[list[Hit]] = []
+            for bound, vector in zip(parameters, self._embed(texts), strict=True):
+                bound["embedding"] = [float(value) for value in vector]
+        hits: list[list[Hit]] = []
         with self.connection.cursor() as cursor:
-            self._run("query", lambda: cursor.executemany(self.query, questions, returning=True))
+            self._run("query", lambda: cursor.executemany(self.query, parameters, returning=True))
             for _ in texts:
-                found.append(self._hits(cursor, "query")[:k])
+                hits.append(self._hits(cursor, "query")[:k])
                 cursor.nextset()
-        return found
+        return hits
 
     def chunks(self) -> list[Hit] | None:
         if not self.list_query.strip():
@@ -166,8 +166,8 @@ class PostgresStore:
 
     def _no_table(self, error: psycopg.Error, param: str) -> GoldensetError:
         """The tables there are, by the name a query uses: bare on the search path."""
-        found = re.search(r'relation "([^"]+)" does not exist', str(error))
-        given = found.group(1) if found else self.settings.table
+        missing = re.search(r'relation "([^"]+)" does not exist', str(error))
+        given = missing.group(1) if missing else self.settings.table
         rows = self.connection.execute(
             "SELECT CASE WHEN table_schema = ANY(current_schemas(false)) THEN table_name "
             "ELSE table_schema || '.' || table_name END FROM information_schema.tables "

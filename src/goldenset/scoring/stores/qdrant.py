@@ -270,7 +270,7 @@ def searched_vector(client: Any, settings: QdrantParams) -> Any:
     name = str(settings.collection)
     with asking(settings):
         if not client.collection_exists(name):
-            existing = [found.name for found in client.get_collections().collections]
+            existing = [collection.name for collection in client.get_collections().collections]
             raise unknown_name(
                 NAME, f"collection {place(settings)} named", name, existing, "collection"
             )
