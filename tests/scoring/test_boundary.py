@@ -37,6 +37,7 @@ class StrictParams(RetrieverSection):
     enabled: bool = False
     shuffled: bool = False  # its id list in a random order of its own
     old: str = ""  # "judged": reads queries.judged; "topk": returns a TopK
+    past: int = 0  # added to every position: points past its ids
 
 
 class Strict:
@@ -61,6 +62,8 @@ class Strict:
         found = top_k(DenseScores(queries.vectors, self.corpus.vectors), depth)
         if self.settings.old == "topk":
             return found
+        if self.settings.past:
+            found = TopK(found.indices + self.settings.past, found.scores)
         if not self.settings.shuffled:
             return Run(self.corpus.chunk_ids, found)
         order = np.random.default_rng(3).permutation(len(self.corpus.chunk_ids))
@@ -160,3 +163,12 @@ def test_ann_is_measured_against_dense_ranked_for_it_when_dense_is_off():
         assert list(losses) == ["recall_loss@1", "recall_loss@3", "recall_loss@5", "recall_loss@10"]
         expected = every_metric(with_dense, query_set, "ann")
         assert losses == {name: expected[name] for name in losses}
+
+
+@pytest.mark.parametrize("past", [-2, 10_000])
+def test_a_run_pointing_outside_its_ids_is_one_line(strict_model, past):
+    """Positions are checked where a run comes in: one below -1 would read an id from the end."""
+    with pytest.raises(
+        GoldensetError, match=r"retrievers.strict: its run points outside its \d+ ids"
+    ):
+        scored(strict_model, past=past)

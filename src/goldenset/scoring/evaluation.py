@@ -103,11 +103,11 @@ def score_chunking(
 def _built(corpus: Corpus, retrievers: RetrieverChoice) -> tuple[set[str], dict]:
     """The retrievers scored (their names), and every one that ranks: those, then the exact
     searches they approximate that are off (ranked as references, not scored)."""
-    chosen = retrievers
-    built = build_retrievers(chosen.params, corpus, chosen.device, chosen.loaded, chosen.names)
+    params, device = retrievers.params, retrievers.device
+    built = build_retrievers(params, corpus, device, retrievers.loaded, retrievers.names)
     if not built:
         raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
-    references = build_references(chosen.params, corpus, built, chosen.device)
+    references = build_references(params, corpus, built, device)
     return set(built), {**built, **references}
 
 

@@ -241,7 +241,31 @@ def _ranked(name: str, retriever: Retriever, queries: Queries, depth: int) -> Ru
         raise _old_interface(name) from None
     if run is not None and not isinstance(run, Run):
         raise _old_interface(name)
+    if run is not None:
+        _check_positions(name, run, len(queries.qids))
     return run
+
+
+def _check_positions(name: str, run: Run, n_queries: int) -> None:
+    """A run's rows are the questions and its positions point into its ids (-1 pads): a
+    position past the list, or below -1 (which numpy would read from the end), is one line."""
+    indices = run.found.indices
+    if (
+        indices.ndim != 2
+        or indices.shape[0] != n_queries
+        or run.found.scores.shape != indices.shape
+    ):
+        raise GoldensetError(
+            f"retrievers.{name}: its run has {indices.shape} positions and "
+            f"{run.found.scores.shape} scores for {n_queries} questions; return one row of each "
+            "per question"
+        )
+    if indices.size and (indices.min() < -1 or indices.max() >= len(run.ids)):
+        raise GoldensetError(
+            f"retrievers.{name}: its run points outside its {len(run.ids)} ids (positions "
+            f"{indices.min()} to {indices.max()}); positions are 0 to {len(run.ids) - 1}, "
+            "-1 for padding"
+        )
 
 
 def _old_interface(name: str) -> GoldensetError:
