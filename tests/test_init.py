@@ -3,6 +3,7 @@ source of truth, and --upgrade adds params without touching the user's values.""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from importlib import metadata
@@ -198,3 +199,41 @@ def test_the_shipped_example_is_what_the_script_cuts_from_the_sample(tmp_path):
         assert (DEMO / name).read_bytes() == (tmp_path / name).read_bytes(), name
     docs, queries, qrels = read_demo(DEMO_DOCUMENTS)
     assert len(docs) == DEMO_DOCUMENTS and queries and qrels
+
+
+def test_init_takes_the_users_queries_from_a_file_or_typed(tmp_path):
+    from goldenset.init import EXAMPLES_FILE, Options, example_lines, init
+
+    lines = tmp_path / "queries.txt"
+    lines.write_text("how do I restore a backup?\n\n  rotate the api key  \n")
+    beir = tmp_path / "queries.jsonl"
+    beir.write_text('{"_id": "q1", "text": "vitamin D and fractures", "doc_id": 7}\n')
+    typed = ["What does the storage team restore?"]
+    assert example_lines(Options(tmp_path, examples=lines, typed_examples=typed)) == [
+        {"_id": "example-1", "text": "how do I restore a backup?"},
+        {"_id": "example-2", "text": "rotate the api key"},
+        {"_id": "example-3", "text": "What does the storage team restore?"},
+    ]
+    assert example_lines(Options(tmp_path, examples=beir)) == [
+        {"_id": "example-1", "text": "vitamin D and fractures", "doc_id": "7"}
+    ]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n")
+    for bad, message in [(empty, "holds no query"), (tmp_path / "absent.txt", "not a file")]:
+        with pytest.raises(GoldensetError, match=message):
+            example_lines(Options(tmp_path, examples=bad))
+    # init copies them where the generate stage reads them, and its params name the file
+    repository = tmp_path / "repository"
+    (repository / "docs").mkdir(parents=True)
+    (repository / "docs" / "a.md").write_text("# A\n\nSome text.\n")
+    subprocess.run(["git", "init", "-q"], cwd=repository, check=True)
+    options = Options(
+        repository / "goldenset", repository / "docs", examples=lines, typed_examples=typed
+    )
+    said = init(options)
+    written = repository / "goldenset"
+    params = parse_params(yaml.safe_load((written / "params.yaml").read_text()))
+    assert params.generate.example_queries == EXAMPLES_FILE
+    examples = (written / EXAMPLES_FILE).read_text().splitlines()
+    assert [json.loads(line)["text"] for line in examples][-1] == typed[0]
+    assert any("3 example queries in examples/queries.jsonl" in line for line in said)

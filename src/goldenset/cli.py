@@ -186,6 +186,14 @@ def add_calibrate(commands: argparse._SubParsersAction) -> None:
     cal.add_argument(
         "--workdir", type=Path, help="scratch folder to run in and keep (default: a temporary one)"
     )
+    cal.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        help="judge the golden sets of these generate.seed values, each and pooled; the seeds "
+        "other than the project's are written by the generate stage into cache/calibrate "
+        "(calibrate.seeds; default: the project's golden set)",
+    )
 
 
 def add_review(commands: argparse._SubParsersAction) -> None:
@@ -255,6 +263,20 @@ def add_init(commands: argparse._SubParsersAction) -> None:
         "--ci", choices=["github"], help="also write the pull-request gate: a workflow, gate.sh"
     )
     ini.add_argument(
+        "--examples",
+        type=Path,
+        metavar="FILE",
+        help="your users' queries, the writer's style examples: a BEIR queries.jsonl, or a text "
+        "file of one query a line (copied to examples/queries.jsonl, generate.example_queries)",
+    )
+    ini.add_argument(
+        "--example",
+        action="append",
+        default=[],
+        metavar="QUERY",
+        help="one of your users' queries, as they type it; repeat it for more",
+    )
+    ini.add_argument(
         "--package",
         metavar="REQUIREMENT",
         help='the pip requirement CI installs, e.g. "goldenset-rag[local] @ git+URL@COMMIT" '
@@ -297,7 +319,15 @@ def run_init(args: argparse.Namespace) -> int:
     from goldenset.init import Options, init
 
     options = Options(
-        args.directory, args.docs, args.retriever, args.ci, args.package, args.force, args.upgrade
+        args.directory,
+        args.docs,
+        args.retriever,
+        args.ci,
+        args.package,
+        args.force,
+        args.upgrade,
+        args.examples,
+        args.example,
     )
     for line in init(options):
         print(line)
@@ -307,15 +337,19 @@ def run_init(args: argparse.Namespace) -> int:
 def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.calibrate.report import payload, plot_rows, render_markdown
     from goldenset.calibrate.runs import calibrate  # loads the stages and their models
-    from goldenset.core.files import write_json
-    from goldenset.core.paths import CALIBRATION_PLOT
+    from goldenset.calibrate.seeded import summary
+    from goldenset.compare.revisions import head_commit
+    from goldenset.core.files import file_md5, write_json
+    from goldenset.core.paths import CALIBRATION_METRICS, CALIBRATION_PLOT, GOLDENSET
 
     project = Path(args.repo)
-    calibration = calibrate(project, args.workdir)
+    calibrations = calibrate(project, args.workdir, args.seeds)
     if args.json:
-        write_json(args.json, payload(calibration))
-    write_json(project / CALIBRATION_PLOT, plot_rows(calibration))
-    sys.stdout.write(render_markdown(calibration))
+        write_json(args.json, payload(calibrations))
+    write_json(project / CALIBRATION_PLOT, plot_rows(calibrations.pooled))
+    calibrated = summary(calibrations, head_commit(project), file_md5(project / GOLDENSET))
+    write_json(project / CALIBRATION_METRICS, calibrated)
+    sys.stdout.write(render_markdown(calibrations))
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import io
+import json
 import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +30,7 @@ from ruamel.yaml.comments import CommentedMap
 
 import goldenset
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import write_atomically
+from goldenset.core.files import read_jsonl, write_atomically
 from goldenset.core.install import (
     distribution_name,
     installed_direct_url,
@@ -83,6 +84,41 @@ class Options:
     package: str | None = None  # what the CI installs; default: how this one was installed
     force: bool = False
     upgrade: bool = False
+    examples: Path | None = None  # the users' queries: a BEIR queries.jsonl, or one a line
+    typed_examples: Sequence[str] = ()  # users' queries typed on the command line
+
+
+EXAMPLES_FILE = "examples/queries.jsonl"  # generate.example_queries when init is given some
+
+
+def example_lines(options: Options) -> list[dict]:
+    """The users' queries init is given, as BEIR queries.jsonl lines (a doc_id kept), those of
+    --examples first, then each --example; a GoldensetError for a file that is absent or holds
+    none."""
+    queries: list[dict] = []
+    if options.examples is not None:
+        path = options.examples
+        if not path.is_file():
+            raise GoldensetError(f"goldenset init: --examples {path}: not a file")
+        if path.suffix == ".jsonl":
+            queries = read_jsonl(
+                path,
+                lambda row, _: (
+                    {"text": str(row["text"])}
+                    | ({"doc_id": str(row["doc_id"])} if row.get("doc_id") is not None else {})
+                ),
+                lambda number: (
+                    f"goldenset init: --examples {path} line {number} is not a JSON object "
+                    'with "text": give a BEIR queries.jsonl, or a text file of one query a line'
+                ),
+            )
+        else:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            queries = [{"text": line.strip()} for line in lines if line.strip()]
+        if not queries:
+            raise GoldensetError(f"goldenset init: --examples {path} holds no query")
+    queries += [{"text": text.strip()} for text in options.typed_examples if text.strip()]
+    return [{"_id": f"example-{number}", **query} for number, query in enumerate(queries, 1)]
 
 
 def template(name: str) -> str:
@@ -361,7 +397,10 @@ def init(options: Options) -> list[str]:
         retriever_folder(options.retriever, top, target) if options.retriever is not None else None
     )
     docs = os.path.relpath(options.docs.resolve(), target)
+    examples = example_lines(options)
     params = render_params(docs, retriever, (options.docs / "queries.jsonl").exists())
+    if examples:
+        params["generate"]["example_queries"] = EXAMPLES_FILE
     options, extras = ci_package(options, params, top)
     files = generated_files(options, top, target, _dump(params), extras)
     if retriever is None:
@@ -370,6 +409,8 @@ def init(options: Options) -> list[str]:
     if dvc_missing:  # before the plot templates go into .dvc/plots/
         _dvc_init(top)
     write(target, files, manifest, options.package)
+    if examples:  # the team's own file, not init's: --upgrade keeps it as it is
+        write_atomically(target / EXAMPLES_FILE, "".join(json.dumps(q) + "\n" for q in examples))
     where = os.path.relpath(target, Path.cwd())
     inside = sorted(name for name in files if not name.startswith(".."))
     # the plot templates and the workflow, named from here as `git add` takes them
@@ -379,6 +420,12 @@ def init(options: Options) -> list[str]:
     lines = [f"goldenset init: wrote {', '.join(inside)} and {MANIFEST} in {where}"]
     if outside:
         lines.append(f"goldenset init: wrote {', '.join(outside)}")
+    if examples:
+        lines.append(
+            f"goldenset init: {len(examples)} example queries in {EXAMPLES_FILE} "
+            "(generate.example_queries): the writer sees a few as style examples, and "
+            "generate.form: auto writes the form most of them take"
+        )
     if options.ci:
         lines.append(f"goldenset init: CI installs {options.package}")
     if dvc_missing:

@@ -69,6 +69,9 @@ def test_identical_runs_show_no_change():
         assert (row.worse, row.better, row.n) == (0, 0, 30)
         assert not row.regression and not row.improvement
     assert verdict(rows, SETTINGS).startswith("No significant regression")
+    # no row separates A from B: each is undecided, which both reports say under the verdict
+    for render in (render_markdown, render_text):
+        assert "Undecided: 4 of 4 rows (p >= 0.05)" in render(rows, [], Texts(), LABELS, SETTINGS)
 
 
 def test_a_consistent_drop_is_a_regression_and_a_budget_can_allow_it():
@@ -96,6 +99,8 @@ def test_a_consistent_drop_is_a_regression_and_a_budget_can_allow_it():
     assert "| -0.4000 |" in (table := render_markdown(ungated, [], Texts(), LABELS, gated))
     assert "| not gated | 24/0/30 | worse, not gated |" in table
     assert "No significant regression" in table
+    # the drop is decided, the unchanged bm25 row is not
+    assert "Undecided: 1 of 2 rows" in render_text(ungated, [], Texts(), LABELS, gated)
 
 
 def test_a_small_drop_on_few_questions_is_not_significant():

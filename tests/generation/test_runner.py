@@ -564,3 +564,26 @@ def test_a_query_a_person_failed_is_asked_again_shown_as_refused(tmp_path, serve
     assert rerun.stats.requests == 0 and rerun.rows == again.rows  # every paid answer kept
     plain = generate(server, params)  # without the refusals: the first run's answers, cached
     assert plain.rows == first.rows and plain.stats.requests == 0
+
+
+def test_auto_writes_the_form_most_of_all_the_example_queries_take(tmp_path, server):
+    # the prompt shows two questions, but most of the project's example queries are claims
+    shown = ["How are backups restored?", "Who rotates the keys?"]
+    every = [
+        ExampleQuery(text) for text in [*shown, *(f"Claim number {n} holds." for n in range(3))]
+    ]
+    params = settings(tmp_path, form="auto", max_questions=2)
+    provider = AnthropicProvider(params, api_key=KEY, base_url=server.url)
+    result = run_generation(
+        DOCUMENTS,
+        params,
+        provider=provider,
+        progress=False,
+        example_queries=shown,
+        aim_examples=every,
+    )
+    assert (result.stats.form, result.stats.form_reason) == (
+        "claim",
+        "auto: 3 of the 5 example queries are claims",
+    )
+    assert result.stats.record()["form_reason"] == result.stats.form_reason

@@ -16,6 +16,7 @@ from goldenset.generation.prompt import (
     PROMPT_SHA,
     QUESTION,
     build_messages,
+    chosen_form,
     form_of,
     mark_target,
     pick_examples,
@@ -118,6 +119,21 @@ def test_each_form_has_its_own_prompt_and_few_shot_answers():
 )
 def test_the_users_form_is_the_one_most_example_queries_take(queries, form):
     assert users_form(queries) == form
+
+
+def test_the_form_chosen_says_why():
+    assert chosen_form("claim", ["how?"]) == ("claim", "generate.form: claim")
+    assert chosen_form("auto", []) == ("question", "auto: no example query, so questions")
+    tie = ["statin side effects", "Is coffee bad?"]
+    assert chosen_form("auto", tie) == (
+        "question",
+        "auto: a tie among the 2 example queries, so questions",
+    )
+    keywords = ["statin side effects", "Foods for Glaucoma", "Is coffee bad?"]
+    assert chosen_form("auto", keywords) == (
+        "keywords",
+        "auto: 2 of the 3 example queries are keyword searches",
+    )
 
 
 @pytest.mark.parametrize(

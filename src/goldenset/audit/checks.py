@@ -27,6 +27,7 @@ from goldenset.core.params import AuditParams
 from goldenset.core.stats import bootstrap_interval
 from goldenset.corpus.querysets import QuerySet, references
 from goldenset.corpus.verdicts import share_line
+from goldenset.generation.prompt import plural, users_form
 from goldenset.judge.model import CRITERIA, TRUSTED_AUC
 from goldenset.metrics.chance import chance_levels
 
@@ -157,6 +158,16 @@ def reference_echoes(
     return echoes
 
 
+def reference_form(query_sets: Mapping[str, QuerySet]) -> tuple[str, str] | None:
+    """(label, form) of the first reference set with queries (real queries first): the form
+    most of them take; None when there is none."""
+    for entry in references():
+        texts = query_sets[entry.name].texts
+        if texts:
+            return str(entry.echo_label), users_form(texts)
+    return None
+
+
 def run_audit(
     golden: pd.DataFrame,
     documents: dict[str, WindowIndex],
@@ -167,6 +178,7 @@ def run_audit(
     acceptance: Acceptance | None = None,
     chance: ChanceLimit | None = None,
     review: dict | None = None,
+    reference_form: tuple[str, str] | None = None,
 ) -> Audit:
     """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
 
@@ -174,7 +186,9 @@ def run_audit(
     first (real queries; labelled questions where there are none). acceptance: the judge's
     probabilities (None: no estimate of the strict pass share). chance: the chance levels of the
     document view, flagged above the limit (None: not computed). review: a person's pass share
-    and the judge against the person (goldenset.review.pipeline; None: no verdict)."""
+    and the judge against the person (goldenset.review.pipeline; None: no verdict).
+    reference_form: (the reference set's label, the form most of its queries take), flagged when
+    the golden set is written in another (None: no reference queries)."""
     table = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
     pairs = list(zip(table["question"], table["evidence"].astype(str), strict=True))
@@ -197,6 +211,12 @@ def run_audit(
     metrics: dict = {
         "questions": n,
         "form": generate_stats.get("form") or "question",  # what the writer wrote (prompt.Form)
+        "form_reason": generate_stats.get("form_reason") or "",  # why (prompt.chosen_form)
+        **(
+            {"reference_form": dict(zip(["queries", "form"], reference_form, strict=True))}
+            if reference_form
+            else {}
+        ),
         "answers": generate_stats.get("answers"),
         "yield": generate_stats.get("yield"),
         "rejects": {"total": sum(generate_stats.get("rejects", {}).values())}
@@ -313,6 +333,14 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
             f"echo: median {ours:.2f}, {against.replace('_', ' ')} {theirs:.2f} "
             f"(audit.echo_median_tolerance {params.echo_median_tolerance}): the golden set {effect}"
         )
+    reference = metrics.get("reference_form")
+    if reference and reference["form"] != metrics["form"]:
+        why = metrics["form_reason"] or "generate.form"
+        flags.append(
+            f"form: the golden set is written as {plural(metrics['form'])} ({why}); most "
+            f"{reference['queries'].replace('_', ' ')} are {plural(reference['form'])}: "
+            "generate.form: auto writes the users' form"
+        )
     flags += _acceptance_flags(metrics, params)
     definitional = metrics["definitional_share"]
     if definitional is not None and definitional > params.max_definitional_share:
@@ -362,12 +390,18 @@ def _acceptance_flags(metrics: dict, params: AuditParams) -> list[str]:
     ]
 
 
-def render_report(audit: Audit, params: AuditParams, review: Sequence[str] = ()) -> str:
-    """Markdown a person reads: the verdict in one look, the figures, the flags, people's review
-    (`review`: its lines, goldenset.review.pipeline), the worst echoes, the duplicates, and a
-    seeded random sample of questions with their evidence."""
+def render_report(
+    audit: Audit,
+    params: AuditParams,
+    review: Sequence[str] = (),
+    calibrated: Sequence[str] = (),
+) -> str:
+    """Markdown a person reads: the verdict in one look (`calibrated`: its calibration lines,
+    calibration_lines), the figures, the flags, people's review (`review`: its lines,
+    goldenset.review.pipeline), the worst echoes, the duplicates, and a seeded random sample of
+    questions with their evidence."""
     q = audit.table
-    lines = ["# Golden set audit", "", *opening(audit), "", "## Figures", ""]
+    lines = ["# Golden set audit", "", *opening(audit), *calibrated, "", "## Figures", ""]
     lines += ["| measure | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in _flatten(audit.metrics)]
     lines += ["", "## Flags", ""]
@@ -406,7 +440,11 @@ def opening(audit: Audit) -> list[str]:
     agreement, the judge's estimate and the flags, each on one line (the flags cut short: they
     are whole under Flags)."""
     m = audit.metrics
-    lines = [f"**In one look:** {m['questions']} questions.", ""]
+    why = m.get("form_reason") or "generate.form"
+    lines = [
+        f"**In one look:** {m['questions']} {plural(m.get('form') or 'question')} ({why}).",
+        "",
+    ]
     lines += _person_lines(m.get("review"))
     passing = m.get("judge", {}).get("pass")
     if passing and passing["estimate"] is not None:
@@ -420,6 +458,31 @@ def opening(audit: Audit) -> list[str]:
     lines += [_cut(f"  - {flag}") for flag in flags[:OPENING_FLAGS]]
     if len(flags) > OPENING_FLAGS:
         lines.append(f"  - and {len(flags) - OPENING_FLAGS} more, under Flags")
+    return lines
+
+
+OPENING_GROUPS = 4  # close-call groups the opening's calibration lines name
+
+
+def calibration_lines(calibrated: dict | None, golden_md5: str | None) -> list[str]:
+    """The opening's word on `goldenset calibrate` (metrics/calibration.json): each close-call
+    group's decisions on its document view (else its first), pooled over the seeds, while the
+    golden set is the one calibrated; else that it is not calibrated on this set."""
+    if calibrated is None or calibrated.get("golden_set_md5") != golden_md5:
+        return ["- calibrate: not calibrated on this set (`goldenset calibrate`)"]
+    commit = (calibrated.get("commit") or "no commit")[:7]
+    seeds = ", ".join(calibrated["seeds"])
+    lines = [f"- calibrate, at {commit}, seeds {seeds} pooled: of the pairs real queries separate"]
+    groups = {k: v for k, v in calibrated["groups"].items() if k != "whole grid"}
+    for name, views in list((groups or calibrated["groups"]).items())[:OPENING_GROUPS]:
+        view = "document" if "document" in views else next(iter(views))
+        pooled = views[view]["pooled"]
+        lines.append(
+            _cut(
+                f"  - {name}, {view}: {pooled['right']} right, {pooled['wrong']} wrong, "
+                f"{pooled['undecided']} undecided of {pooled['pairs_separated']}"
+            )
+        )
     return lines
 
 

@@ -139,12 +139,16 @@ def share(agrees: np.ndarray, separated: np.ndarray) -> float:
 @dataclass(frozen=True)
 class Decisions:
     """The configuration pairs whose reference values differ significantly (paired randomization
-    test on the questions both have, p < alpha), and those the golden-set means order the same
-    way (a golden tie disagrees)."""
+    test on the questions both have, p < alpha), those the golden-set means order the same way
+    (a golden tie disagrees), and the golden set's own decision on each: the same paired test on
+    its questions separates the pair the reference's way (right), the other way (wrong), or not
+    at all (undecided), as `goldenset compare` would tell a user."""
 
     tests: PairTests
     separated: np.ndarray  # per pair: the reference separates it
-    agrees: np.ndarray  # per pair: the golden set orders it as the reference does
+    agrees: np.ndarray  # per pair: the golden set's means order it as the reference does
+    golden_tests: PairTests  # the golden set's own paired test of every pair
+    alpha: float
 
     @property
     def agreement(self) -> float:
@@ -160,17 +164,38 @@ class Decisions:
         return int(self.tests.first.size)
 
     def misses(self) -> np.ndarray:
-        """The pairs the reference separates and the golden set orders the other way."""
+        """The pairs the reference separates and the golden set's means order the other way."""
         return np.flatnonzero(self.separated & ~self.agrees)
+
+    def decided(self) -> np.ndarray:
+        """Per pair: the golden set's own test separates it (p < alpha)."""
+        return self.golden_tests.p_value < self.alpha
+
+    def right(self) -> np.ndarray:
+        """The separated pairs the golden set's test separates the reference's way."""
+        return np.flatnonzero(self.separated & self.decided() & self._same_way())
+
+    def wrong(self) -> np.ndarray:
+        """The separated pairs the golden set's test separates the other way: a confident
+        wrong call, which a user of `goldenset compare` would act on."""
+        return np.flatnonzero(self.separated & self.decided() & ~self._same_way())
+
+    def _same_way(self) -> np.ndarray:
+        return np.sign(self.golden_tests.statistic) == np.sign(self.tests.statistic)
+
+    def undecided(self) -> np.ndarray:
+        """The separated pairs the golden set's test does not separate."""
+        return np.flatnonzero(self.separated & ~self.decided())
 
 
 def decision_agreement(
     golden: np.ndarray, reference: np.ndarray, alpha: float, permutations: int, seed: int
 ) -> Decisions:
-    """Decision agreement of the golden set with the reference over every configuration pair."""
+    """Decision agreement of the golden set with the reference over every configuration pair,
+    and the golden set's own decision on each."""
     tests = pair_tests(reference, permutations, seed)
     separated, agrees = agreeing(config_means(golden), tests, alpha)
-    return Decisions(tests, separated, agrees)
+    return Decisions(tests, separated, agrees, pair_tests(golden, permutations, seed), alpha)
 
 
 def configuration_values(

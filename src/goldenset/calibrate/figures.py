@@ -34,6 +34,11 @@ class ViewResult:
     pairs: int
     misses: list[tuple[str, str]]  # (the reference's winner, its loser) the golden set reverses
     noise: NoiseCeiling
+    # of the pairs_significant: the golden set's own test separates them the reference's way
+    # (right), the other way (wrong: listed, the reference's winner first), or not (undecided)
+    right: int
+    wrong: list[tuple[str, str]]
+    undecided: int
 
 
 def calibrate_view(
@@ -56,6 +61,9 @@ def calibrate_view(
         decisions.pairs,
         misses,
         noise_ceiling(golden, reference, settings),
+        len(decisions.right()),
+        [winner_first(configurations, decisions.tests, i) for i in decisions.wrong()],
+        len(decisions.undecided()),
     )
 
 
@@ -113,3 +121,45 @@ def assess(
         settings.confidence,
         settings.alpha,
     )
+
+
+@dataclass(frozen=True)
+class SeedRows:
+    """Which golden questions of the results each calibrated generate.seed wrote."""
+
+    golden_set: str  # the golden set's name in the results' query_set column
+    qids: dict[int, list[str]]  # seed -> its questions
+
+    def of(self, results: pd.DataFrame, seed: int) -> pd.DataFrame:
+        """The results less the golden questions of the other seeds."""
+        other = (results["query_set"] == self.golden_set) & ~results["qid"].isin(self.qids[seed])
+        return results[~other]
+
+
+@dataclass(frozen=True)
+class Calibrations:
+    """calibrate's figures on the seeds' golden sets pooled (their questions as one set), and on
+    each seed's own; with one seed, that seed's figures are the pooled ones."""
+
+    pooled: Calibration
+    seeds: dict[int, Calibration]
+    question_counts: dict[int, int]  # seed -> its golden questions scored
+
+
+def assess_seeds(
+    results: pd.DataFrame,
+    configurations: list[Configuration],
+    views: list[View],
+    skipped: list[str],
+    settings: CalibrateParams,
+    seeds: SeedRows,
+) -> Calibrations:
+    """assess on the pooled rows, and on each seed's when there are several."""
+    pooled = assess(results, configurations, views, skipped, settings)
+    by_seed = {seed: pooled for seed in seeds.qids}
+    if len(seeds.qids) > 1:
+        by_seed = {
+            seed: assess(seeds.of(results, seed), configurations, views, skipped, settings)
+            for seed in seeds.qids
+        }
+    return Calibrations(pooled, by_seed, {seed: len(qids) for seed, qids in seeds.qids.items()})

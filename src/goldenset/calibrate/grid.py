@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from goldenset.calibrate.agreement import View
 from goldenset.calibrate.params import CalibrateCommand, CalibrateParams
+from goldenset.calibrate.seeds import seed_sets, seeds_to_score, with_seed_sets
 from goldenset.chunking.base import STRATEGIES
 from goldenset.chunking.configured import chunk_corpus
 from goldenset.chunking.params import ChunkParams
@@ -47,6 +48,7 @@ class RunInputs:
     models: list[EmbedParams]
     chunked: dict[tuple[int, int], pd.DataFrame]  # (chunking, model) -> chunks (chunk_grid)
     token_starts: dict[str, list[int]]
+    seed_qids: dict[int, list[str]]  # generate.seed -> its golden questions (calibrate.seeds)
 
     @property
     def wanted(self) -> list[str]:
@@ -79,6 +81,9 @@ def prepare_runs(
             f"calibrate: {len(upstream.reviewed.failed)} questions a person failed left out, "
             "as score does"
         )
+    seeds = seeds_to_score(settings.seeds, params.generate.seed)
+    sets = seed_sets(project, upstream, params.generate.seed, seeds, cache_dir, progress)
+    upstream, seed_qids = with_seed_sets(upstream, sets)
     params = anchored(params, project)
     chunkings, models = grid(params)
     models = [model.model_copy(update={"cache_dir": str(cache_dir)}) for model in models]
@@ -94,6 +99,7 @@ def prepare_runs(
         models,
         chunked,
         document_token_starts(score.tokenizer, upstream.documents),
+        seed_qids,
     )
     return runs, refused
 

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from goldenset.chunking.params import ChunkParams
 from goldenset.core.params import EmbedParams, ReviewParams, Section, StageParams
+from goldenset.generation.params import GenerateParams
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 from goldenset.scoring.retrievers import RETRIEVERS
@@ -45,6 +46,9 @@ class CalibrateParams(Section):
     alpha: float = Field(0.05, gt=0, lt=1, description="significance of a reference difference")
     permutations: int = Field(10000, ge=1, description="random sign flips of the paired test")
     seed: int = 0
+    # golden sets that differ only in generate.seed (the passages drawn): each judged on its own
+    # and pooled; null: the project's golden set only
+    seeds: list[int] | None = Field(None, min_length=1)
     groups: dict[str, GroupParams] = Field(default_factory=dict)
     splits: int = Field(200, ge=1, description="random halves of the reference: its noise ceiling")
     agreement_splits: int = Field(
@@ -77,6 +81,7 @@ class CalibrateCommand(StageParams):
     scores (score, retrievers), and its own."""
 
     chunk: ChunkParams = Field(default_factory=ChunkParams)
+    generate: GenerateParams = Field(default_factory=GenerateParams)  # its seed: the project's draw
     embed: EmbedParams = Field(default_factory=EmbedParams)
     score: ScoreParams = Field(default_factory=ScoreParams)
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)

@@ -1,5 +1,6 @@
 """What `goldenset calibrate` shows: the --json document, the Markdown report and the rows of its
-plot (golden mean against reference mean, one mark per configuration and view)."""
+plot (golden mean against reference mean, one mark per configuration and view); the figures per
+seed and metrics/calibration.json are goldenset.calibrate.seeded's."""
 
 from __future__ import annotations
 
@@ -7,19 +8,32 @@ import math
 from dataclasses import asdict
 
 from goldenset.calibrate.bias import Estimate, FamilyBias
-from goldenset.calibrate.figures import Calibration, ViewResult
+from goldenset.calibrate.figures import Calibration, Calibrations, ViewResult
+from goldenset.calibrate.seeded import decisions, json_number, seed_table
 from goldenset.core.markdown import table_cell
 
 
-def payload(calibration: Calibration) -> dict:
-    """The --json document."""
+def payload(calibrations: Calibrations) -> dict:
+    """The --json document: the pooled figures, and each seed's under `seeds` when there are
+    several."""
+    document = calibration_payload(calibrations.pooled)
+    if len(calibrations.seeds) > 1:
+        counts = calibrations.question_counts
+        document["seeds"] = {
+            str(seed): {"questions": counts[seed], **calibration_payload(figures)}
+            for seed, figures in calibrations.seeds.items()
+        }
+    return document
+
+
+def calibration_payload(calibration: Calibration) -> dict:
     values = calibration.values
     return {
         "views": {result.view.name: view_payload(result) for result in calibration.views},
         "configurations": [
             {
                 **asdict(configuration),
-                "values": {k: _number(v) for k, v in values[configuration.name].items()},
+                "values": {k: json_number(v) for k, v in values[configuration.name].items()},
             }
             for configuration in calibration.configurations
         ],
@@ -54,21 +68,22 @@ def view_payload(result: ViewResult) -> dict:
     return {
         "golden": result.view.golden,
         "reference": result.view.reference,
-        "tau": _number(result.tau),
-        "tau_low": _number(result.tau_low),
-        "tau_high": _number(result.tau_high),
-        "agreement": _number(result.agreement),
+        "tau": json_number(result.tau),
+        "tau_low": json_number(result.tau_low),
+        "tau_high": json_number(result.tau_high),
+        "agreement": json_number(result.agreement),
         "pairs_significant": result.pairs_significant,
         "pairs": result.pairs,
         "configurations": result.configurations,
         "misses": [list(pair) for pair in result.misses],
+        **decisions(result),
         "noise": {
             "splits": noise.splits,
-            "tau_halves": _number(noise.tau_halves),
-            "tau_golden_half": _number(noise.tau_golden_half),
+            "tau_halves": json_number(noise.tau_halves),
+            "tau_golden_half": json_number(noise.tau_golden_half),
             "agreement_splits": noise.agreement_splits,
-            "agreement_halves": _number(noise.agreement_halves),
-            "agreement_golden_half": _number(noise.agreement_golden_half),
+            "agreement_halves": json_number(noise.agreement_halves),
+            "agreement_golden_half": json_number(noise.agreement_golden_half),
         },
     }
 
@@ -76,11 +91,7 @@ def view_payload(result: ViewResult) -> dict:
 def _estimate(estimate: Estimate) -> dict:
     """Its fields, the question count under the key "questions"."""
     fields = {"questions" if k == "n_questions" else k: v for k, v in asdict(estimate).items()}
-    return {k: _number(v) if isinstance(v, float) else v for k, v in fields.items()}
-
-
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
+    return {k: json_number(v) if isinstance(v, float) else v for k, v in fields.items()}
 
 
 def plot_rows(calibration: Calibration) -> list[dict]:
@@ -92,17 +103,20 @@ def plot_rows(calibration: Calibration) -> list[dict]:
             "retriever": configuration.retriever,
             "chunking": configuration.chunking,
             "model": configuration.model,
-            "reference": _number(calibration.values[configuration.name][result.view.reference]),
-            "golden": _number(calibration.values[configuration.name][result.view.golden]),
+            "reference": json_number(calibration.values[configuration.name][result.view.reference]),
+            "golden": json_number(calibration.values[configuration.name][result.view.golden]),
         }
         for result in calibration.views
         for configuration in calibration.configurations
     ]
 
 
-def render_markdown(calibration: Calibration) -> str:
+def render_markdown(calibrations: Calibrations) -> str:
+    calibration = calibrations.pooled
     lines = ["### goldenset calibrate", ""]
     lines += verdicts(calibration)
+    if len(calibrations.seeds) > 1:
+        lines += seed_table(calibrations)
     lines += ["", "#### The whole grid", ""]
     lines += view_table(calibration.views, calibration.confidence, with_metrics=True)
     lines += [f"- {line}" for line in calibration.skipped]
@@ -137,13 +151,17 @@ def verdicts(calibration: Calibration) -> list[str]:
             line = (
                 f"- **{name}, {result.view.name}**: tau against a reference half "
                 f"{noise.tau_golden_half:.2f}, {reached} the halves' own {noise.tau_halves:.2f}; "
-                f"{len(result.misses)} of the {result.pairs_significant} pairs the reference "
-                "separates reversed"
+                f"of the {result.pairs_significant} pairs the reference separates, "
+                f"{decision_counts(result)} ({len(result.misses)} reversed by the means)"
             )
             if flagged:
                 line += f"; family bias outside the reference's interval {len(flagged)} times"
             lines.append(line)
     return lines
+
+
+def decision_counts(result: ViewResult) -> str:
+    return f"{result.right} right, {len(result.wrong)} wrong, {result.undecided} undecided"
 
 
 def view_table(views: list[ViewResult], confidence: float, *, with_metrics: bool) -> list[str]:
@@ -164,13 +182,20 @@ def view_table(views: list[ViewResult], confidence: float, *, with_metrics: bool
 
 
 def misses(views: list[ViewResult]) -> list[str]:
-    """The pairs the reference separates and the golden set orders the other way, per view."""
+    """The pairs the reference separates and the golden set orders the other way, per view; a
+    wrong call (the golden set's own test separates the pair the other way) marked."""
     lines = []
     for result in views:
         if result.misses:
             lines += ["", f"{result.view.name}: the golden set reverses {len(result.misses)}:"]
             lines += [
-                f"- {table_cell(winner)} > {table_cell(loser)}" for winner, loser in result.misses
+                f"- {table_cell(winner)} > {table_cell(loser)}"
+                + (
+                    " (**wrong**: the golden set's test says the opposite)"
+                    if (winner, loser) in result.wrong
+                    else ""
+                )
+                for winner, loser in result.misses
             ]
     return lines
 
@@ -233,7 +258,9 @@ def footnote(alpha: float) -> str:
         "<sub>Tau: scipy's Kendall tau-b of the configuration means; interval: percentile "
         "bootstrap, golden-set and reference questions resampled independently. Agreement: of "
         f"the pairs whose reference difference has p < {alpha:g} (paired randomization test of "
-        "`goldenset compare`), the share where the golden set picks the same winner. Noise "
+        "`goldenset compare`), the share where the golden set's means pick the same winner. "
+        "Right, wrong, undecided: of those pairs, the golden set's own paired test separates "
+        f"the pair (p < {alpha:g}) the reference's way, the other way, or not at all. Noise "
         "ceiling: the reference questions split at random into halves; when the golden set's "
         "agreement with a half reaches the halves' agreement with each other, it ranks the "
         "configurations as well as half the reference questions do. Family bias: outside when "

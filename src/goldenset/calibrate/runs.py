@@ -18,6 +18,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from tqdm import tqdm
 
 from goldenset.calibrate.agreement import View, available
 from goldenset.calibrate.estimate import plan_line, read_rates, remember_rate
-from goldenset.calibrate.figures import Calibration, assess
+from goldenset.calibrate.figures import Calibrations, SeedRows, assess_seeds
 from goldenset.calibrate.grid import (
     RunInputs,
     chunk_label,
@@ -45,6 +46,7 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_parquet
 from goldenset.core.params import EmbedParams, load_stage_params
 from goldenset.core.vectors import CHUNK_VECTORS, write_vectors
+from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.embedding.cache import EmbeddingCache, cache_key
 from goldenset.embedding.encoder import model_identity
 from goldenset.embedding.sets import Embedded, embed_sets
@@ -68,15 +70,23 @@ def write_run(workdir: Path, inputs: ScoreInputs, scored: ScoreOutputs) -> None:
     write_score_outputs(scored, workdir)
 
 
+@dataclass(frozen=True)
+class GridResults:
+    results: pd.DataFrame  # per-question rows of every configuration, a `configuration` column
+    configurations: list[Configuration]  # in grid order
+    refused: list[str]  # the view metrics that score.headline refuses
+    seed_qids: dict[int, list[str]]  # generate.seed -> its golden questions among the rows
+
+
 def run_configurations(
     project: Path,
     params: CalibrateCommand,
     workdir: Path | None,
     progress: Callable[[str], None],
-) -> tuple[pd.DataFrame, list[Configuration], list[str]]:
-    """Per-question rows of every configuration (a `configuration` column added), the
-    configurations in order, and the view metrics that score.headline refuses; the golden set's
-    questions a person failed are left out, read as the score stage reads them."""
+) -> GridResults:
+    """Every configuration of the grid scored on the golden sets of the calibrated seeds (pooled)
+    and the reference sets; the golden set's questions a person failed are left out, read as the
+    score stage reads them."""
     runs, refused = prepare_runs(project, params, progress)
     progress(plan(runs))
     frames, configurations = [], []
@@ -98,7 +108,9 @@ def run_configurations(
         bar.update(1)
         progress(run_line(chunking, embed, started, embedded, embedding))
     bar.close()
-    return pd.concat(frames, ignore_index=True), configurations, refused
+    return GridResults(
+        pd.concat(frames, ignore_index=True), configurations, refused, runs.seed_qids
+    )
 
 
 def plan(runs: RunInputs) -> str:
@@ -219,13 +231,19 @@ def _absent(qualified: str, refused: list[str]) -> str:
     return "no values in the results"
 
 
-def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
+def calibrate(
+    project: Path, workdir: Path | None = None, seeds: list[int] | None = None
+) -> Calibrations:
     """Every figure of `goldenset calibrate` for a project, less the golden set's questions a
-    person failed (goldenset.scoring.configuration.read_project_upstream, as score reads them)."""
+    person failed (goldenset.scoring.configuration.read_project_upstream, as score reads them);
+    seeds: the generate.seed values judged (calibrate.seeds when None)."""
     project = project.resolve()
     params = load_stage_params(CalibrateCommand, project / "params.yaml")
     if params.calibrate is None:
         raise GoldensetError("params.yaml: calibrate: missing; add the calibrate section")
+    if seeds:
+        calibrate_params = params.calibrate.model_copy(update={"seeds": seeds})
+        params = params.model_copy(update={"calibrate": calibrate_params})
     settings = params.calibrate
     chunkings, models = grid(params)
     check_labels(
@@ -236,11 +254,19 @@ def calibrate(project: Path, workdir: Path | None = None) -> Calibration:
         print(line, file=sys.stderr, flush=True)
 
     logging.getLogger("goldenset").setLevel(logging.WARNING)
-    results, configurations, refused = run_configurations(project, params, workdir, progress)
-    views, skipped = usable_views(results, settings, refused)
+    scored = run_configurations(project, params, workdir, progress)
+    views, skipped = usable_views(scored.results, settings, refused=scored.refused)
     for line in skipped:
         progress(line)
     started = time.perf_counter()
-    calibration = assess(results, configurations, views, skipped, settings)
+    golden = next(entry.name for entry in QUERY_SETS.values() if entry.golden)
+    calibrations = assess_seeds(
+        scored.results,
+        scored.configurations,
+        views,
+        skipped,
+        settings,
+        SeedRows(golden, scored.seed_qids),
+    )
     progress(f"calibrate: figures in {time.perf_counter() - started:.1f} s")
-    return calibration
+    return calibrations

@@ -29,6 +29,19 @@ def verdict(rows: list[Row], settings: CompareParams) -> str:
     return f"{len(regressions)} significant regression(s) beyond budget ({family}): {named}."
 
 
+def undecided(rows: list[Row], alpha: float) -> str | None:
+    """The rows the paired test does not separate (Holm-adjusted p when gated), in one line:
+    there the questions cannot tell A from B, whichever mean is higher; None when there are none."""
+    count = sum((row.p_gate if row.gated else row.p_value) >= alpha for row in rows)
+    if not count:
+        return None
+    return (
+        f"Undecided: {count} of {len(rows)} rows (p >= {alpha:g}): there these questions cannot "
+        "tell A from B, whichever mean is higher (`goldenset calibrate --seeds` measures how often "
+        "this golden set decides the close calls right)."
+    )
+
+
 def _budgets(settings: CompareParams) -> str:
     named = "".join(
         f", {metric} {value:g}" for metric, value in settings.budgets.items() if metric != "default"
@@ -113,6 +126,8 @@ def render_markdown(
     for row in rows:
         lines.append("| " + " | ".join(_cells(row, settings.alpha)) + " |")
     lines += ["", f"**{verdict(rows, settings)}**", ""]
+    open_calls = undecided(rows, settings.alpha)
+    lines += [open_calls, ""] if open_calls else []
     if regressed:
         lines += [
             f"<details><summary>Most regressed questions ({regressed[0].metric})</summary>",
@@ -142,6 +157,8 @@ def render_text(
             "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
         )
     lines += ["", verdict(rows, settings)]
+    open_calls = undecided(rows, settings.alpha)
+    lines += [open_calls] if open_calls else []
     if regressed:
         lines += ["", f"Most regressed questions ({regressed[0].metric}):"]
         lines += _regressed_lines(regressed, texts, "")

@@ -53,6 +53,17 @@ def read_bytes(path: str | Path, rev: str | None, repo: str) -> bytes:
         raise GoldensetError(f"cannot read {path} at {label(rev)}: {why_unread(error)}") from None
 
 
+def head_commit(root: str | Path) -> str | None:
+    """The commit checked out in the repository at root; None outside git or before a commit."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "HEAD"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    return head.stdout.strip() or None if head.returncode == 0 else None
+
+
 def check_revision(rev: str, root: str) -> None:
     """GoldensetError naming the nearest branches and tags when git knows no such revision: no
     `dvc pull` brings back a branch that does not exist (`git init` may have named it master)."""

@@ -5,6 +5,7 @@ takes a damaged file for an error."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -22,6 +23,14 @@ T = TypeVar("T")
 # read once, at import: setting the umask to read it is not safe while threads write files
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
+
+
+def file_md5(path: Path) -> str | None:
+    """The md5 of a file's bytes (what dvc.lock records of it); None when it is absent."""
+    try:
+        return hashlib.md5(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
 
 
 def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:

@@ -48,3 +48,6 @@ JUDGE_PROBABILITIES = Path("data/judged.parquet")  # by qid, of the questions th
 ECHO_PLOT = Path("plots/echo.json")
 # goldenset calibrate (no stage): golden mean against reference mean per configuration and view
 CALIBRATION_PLOT = Path("plots/calibration.json")
+# its decisions per group, view and seed, with the commit and the golden set's md5: the audit
+# quotes them while the golden set is the one calibrated (not a dependency of the audit)
+CALIBRATION_METRICS = Path("metrics/calibration.json")

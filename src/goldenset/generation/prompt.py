@@ -87,6 +87,14 @@ KEYWORDS = Form(
 )
 FORMS: dict[str, Form] = {form.name: form for form in (QUESTION, CLAIM, KEYWORDS)}
 
+
+def plural(form: str) -> str:
+    """What queries of a form are called, in lines a person reads: questions, claims, keyword
+    searches."""
+    noun = FORMS[form].noun
+    return noun + ("es" if noun.endswith("h") else "s")
+
+
 SYSTEM = """You write test {noun}s for a search engine over a team's documents.
 
 You get {shown} in which one sentence is marked <target>...</target>. Write ONE {noun} \
@@ -159,11 +167,24 @@ def form_of(query: str) -> str:
 
 def users_form(example_queries: Sequence[str]) -> str:
     """The form most of the example queries take; questions when there are none or no majority."""
+    return chosen_form("auto", example_queries)[0]
+
+
+def chosen_form(setting: str, example_queries: Sequence[str]) -> tuple[str, str]:
+    """The form generate.form picks, and why in a few words: auto takes the form most of the
+    example queries take (all of them, not only those the prompt shows), questions when there
+    are none or on a tie."""
+    if setting != "auto":
+        return setting, f"generate.form: {setting}"
     counts = Counter(form_of(query) for query in example_queries if query.strip())
     ranked = counts.most_common()
-    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
-        return QUESTION.name
-    return ranked[0][0]
+    total = sum(counts.values())
+    if not ranked:
+        return QUESTION.name, "auto: no example query, so questions"
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return QUESTION.name, f"auto: a tie among the {total} example queries, so questions"
+    form, count = ranked[0]
+    return form, f"auto: {count} of the {total} example queries are {plural(form)}"
 
 
 def mark_target(passage: str, start: int, end: int) -> str:

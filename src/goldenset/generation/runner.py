@@ -101,6 +101,7 @@ def run_generation(
     stats.price_known = price is not None
     session = setup.session(provider, price, example_queries, aim_examples, refused)
     stats.form = session.form.name
+    stats.form_reason = session.form_reason
     announce(session, passages, price)
     if not ask:
         return GenerationResult([], [], stats)
@@ -157,6 +158,7 @@ class Setup:
             aims(aim_examples, self.sources, params),
             self.titles,
             refused,
+            [example.text for example in aim_examples],
         )
 
 

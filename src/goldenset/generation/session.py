@@ -31,9 +31,9 @@ from goldenset.generation.prompt import (
     FORMS,
     PROMPT_SHA,
     build_messages,
+    chosen_form,
     mark_target,
     system_prompt,
-    users_form,
 )
 from goldenset.generation.steering import Steer, steer_for
 from goldenset.generation.validation import Answer, InvalidAnswer, Specificity, validate_question
@@ -136,13 +136,15 @@ class Session:
         aims: np.ndarray | None = None,
         titles: Mapping[str, str] | None = None,
         refused: Refused | None = None,
+        users_queries: Sequence[str] = (),
     ) -> None:
         self.params = params
         self.refused = refused or {}  # what a person failed, by (doc_id, evidence sentence)
         self.asked_again: set[tuple[str, str]] = set()  # those of them this run asked
         self.aims = aims  # the example queries' echoes a question's aim is drawn from (aim.py)
-        chosen = params.form
-        self.form = FORMS[users_form(example_queries) if chosen == "auto" else chosen]
+        # auto reads every example query the project gives, not only the few the prompt shows
+        form, self.form_reason = chosen_form(params.form, users_queries or example_queries)
+        self.form = FORMS[form]
         self.system = system_prompt(example_queries, self.form, titled=params.show_title)
         self.titles = titles or {}
         # answers sampled per query: only an echo aim has anything to choose them by (of 241

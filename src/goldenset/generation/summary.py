@@ -41,6 +41,7 @@ HISTORY_FILE = "writer_history.json"  # beside the answers; .dvcignore keeps it 
 class GenerationStats:
     passages: int = 0
     form: str = ""  # the form of the queries written (prompt.Form)
+    form_reason: str = ""  # why that form (prompt.chosen_form)
     questions_planned: int = 0
     questions_written: int = 0
     rejected: Counter = field(default_factory=Counter)  # final reason of each rejected question
@@ -78,6 +79,7 @@ class GenerationStats:
         answers = self.cache_hits + self.requests
         return {
             "form": self.form,
+            "form_reason": self.form_reason,
             "questions_planned": self.questions_planned,
             "questions": self.questions_written,
             "answers": answers,

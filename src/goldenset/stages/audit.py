@@ -15,22 +15,26 @@ from goldenset.audit.acceptance import judge, judge_sample
 from goldenset.audit.checks import (
     Acceptance,
     ChanceLimit,
+    calibration_lines,
     document_indexes,
     echo_quantile_rows,
     reference_echoes,
+    reference_form,
     render_report,
     run_audit,
 )
 from goldenset.core.errors import GoldensetError
-from goldenset.core.files import write_atomically, write_json, write_parquet
+from goldenset.core.files import file_md5, write_atomically, write_json, write_parquet
 from goldenset.core.params import AuditParams, ReviewParams, StageParams
 from goldenset.core.paths import (
     AUDIT_METRICS,
     AUDIT_REPORT,
+    CALIBRATION_METRICS,
     DOCUMENTS,
     ECHO_PLOT,
     EMBEDDINGS,
     GENERATE_STATS,
+    GOLDENSET,
     JUDGE_PROBABILITIES,
 )
 from goldenset.core.stage import run_stage
@@ -85,6 +89,7 @@ def main(params: AuditStage) -> None:
         acceptance,
         chance,
         review.metrics if review else None,
+        reference_form(query_sets),
     )
     write_judge_probabilities(golden, read)
     write_json(AUDIT_METRICS, audit.metrics)
@@ -92,7 +97,8 @@ def main(params: AuditStage) -> None:
     plotted.update({label: values or [] for label, values in echoes.items()})
     write_json(ECHO_PLOT, echo_quantile_rows(plotted))
     section = review_section(review, audit.metrics) if review else []
-    write_atomically(AUDIT_REPORT, render_report(audit, params.audit, section))
+    calibrated = calibration_lines(read_calibration(), file_md5(GOLDENSET))
+    write_atomically(AUDIT_REPORT, render_report(audit, params.audit, section, calibrated))
     m = audit.metrics
     passing = m.get("judge", {}).get("pass", {})
     judge_line = (
@@ -114,6 +120,19 @@ def main(params: AuditStage) -> None:
     )
     for flag in audit.flags:
         log.warning("audit: %s", flag)
+
+
+def read_calibration() -> dict | None:
+    """metrics/calibration.json, which `goldenset calibrate` writes (no stage's output, and not
+    this stage's dependency: the opening quotes it while its md5 is the golden set's); None when
+    absent or unreadable."""
+    try:
+        return json.loads(CALIBRATION_METRICS.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        log.warning("audit: %s is not JSON: run `goldenset calibrate` again", CALIBRATION_METRICS)
+        return None
 
 
 def write_judge_probabilities(golden: pd.DataFrame, read: Acceptance | None) -> None:
