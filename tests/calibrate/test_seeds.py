@@ -104,6 +104,11 @@ def test_the_audit_quotes_the_calibration_of_its_own_golden_set_only():
     ]
     for other in [calibration_lines(CALIBRATED, "beef"), calibration_lines(None, "feed")]:
         assert other == ["- calibrate: not calibrated on this set (`goldenset calibrate`)"]
+    # a damaged file is one line, not a failed audit
+    damaged = {"golden_set_md5": "feed", "seeds": {"0": 1}, "groups": {"two models": []}}
+    assert calibration_lines(damaged, "feed") == [
+        "- calibrate: metrics/calibration.json is damaged: run `goldenset calibrate` again"
+    ]
 
 
 GRID = {

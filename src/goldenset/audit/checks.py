@@ -470,6 +470,13 @@ def calibration_lines(calibrated: dict | None, golden_md5: str | None) -> list[s
     golden set is the one calibrated; else that it is not calibrated on this set."""
     if calibrated is None or calibrated.get("golden_set_md5") != golden_md5:
         return ["- calibrate: not calibrated on this set (`goldenset calibrate`)"]
+    try:
+        return _calibrated_lines(calibrated)
+    except (KeyError, TypeError, AttributeError, StopIteration):  # a hand-edited or foreign file
+        return ["- calibrate: metrics/calibration.json is damaged: run `goldenset calibrate` again"]
+
+
+def _calibrated_lines(calibrated: dict) -> list[str]:
     commit = (calibrated.get("commit") or "no commit")[:7]
     seeds = ", ".join(calibrated["seeds"])
     lines = [f"- calibrate, at {commit}, seeds {seeds} pooled: of the pairs real queries separate"]

@@ -61,7 +61,9 @@ def head_commit(root: str | Path) -> str | None:
         capture_output=True,
         text=True,
     )
-    return head.stdout.strip() or None if head.returncode == 0 else None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() or None
 
 
 def check_revision(rev: str, root: str) -> None:
