@@ -210,3 +210,68 @@ def test_two_blind_labellers_on_the_shipped_set_agree_as_counted_by_hand(round_f
     }
     assert metrics.agreements[0].kappa == pytest.approx(kappa, abs=1e-12)
     assert (agreement["agreed"], agreement["kappa"]) == counted  # as labels/README.md says
+
+
+def written(qid: str, question: str, doc_id: str = "7", evidence: str = "E.") -> dict:
+    return {
+        "qid": qid,
+        "doc_id": doc_id,
+        "question": question,
+        "form": "question",
+        "evidence": evidence,
+    }
+
+
+def test_a_verdict_follows_its_question_to_a_new_qid_and_one_matching_nothing_is_stale():
+    """A writer change gives questions that read the same new qids: their verdicts apply there
+    (whitespace aside); a verdict whose question is no longer written is stale, unless generate
+    asked its sentence again on purpose (kept); a qid still written keeps its own verdicts."""
+    from goldenset.corpus.verdicts import carry_over, carried_line, render_lines
+
+    lines = [
+        verdict_row(written("old-1", "What does  X do?"), "a", "", "ann", "random"),
+        verdict_row(written("old-2", "Which gene?"), "pass", "", "ann", "random"),
+        verdict_row(written("old-3", "Gone question?"), "b", "", "ann", "random"),
+        verdict_row(written("reasked", "Failed and asked again?"), "a", "", "ann", "random"),
+        verdict_row(written("same", "Kept?"), "pass", "", "bob", "random"),
+    ]
+    verdicts = parse_verdicts(render_lines(lines), "verdicts.jsonl")
+    now = [
+        written("new-1", "What does X do?"),
+        written("new-2", "Which gene?"),
+        written("same", "Kept?"),
+        written("new-3", "Which gene?", doc_id="8"),
+    ]
+    carried = carry_over(verdicts, now, kept={"reasked"})
+
+    assert carried.carried == 2
+    assert [row["qid"] for row in carried.stale] == ["old-3"]
+    assert carried.verdicts.decided("fail") == {
+        "new-1": {**lines[0], "qid": "new-1", "was_qid": "old-1"},
+        "new-2": {**lines[1], "qid": "new-2", "was_qid": "old-2"},
+        "old-3": lines[2],
+        "reasked": lines[3],
+        "same": lines[4],
+    }
+    assert carried.verdicts.failed("fail") == {"new-1", "old-3", "reasked"}
+    assert "2 verdicts carried over" in carried_line(carried)
+    assert "1 stale" in carried_line(carried)
+    assert carried_line(
+        carry_over(verdicts, [*now, written("old-3", "Gone question?")], kept={"reasked"})
+    ) == (
+        "review: 2 verdicts carried over to questions that read the same under a new qid; "
+        "0 stale (their question is no longer written)"
+    )
+
+
+def test_a_later_verdict_on_the_new_qid_wins_over_the_carried_one():
+    from goldenset.corpus.verdicts import carry_over, render_lines
+
+    old = verdict_row(written("old-1", "Q?"), "a", "", "ann", "random")
+    new = verdict_row(written("new-1", "Q?"), "pass", "fixed my mind", "ann", "random")
+    for order, expected in [([old, new], "pass"), ([new, old], "fail")]:
+        verdicts = parse_verdicts(render_lines(order), "verdicts.jsonl")
+        carried = carry_over(verdicts, [written("new-1", "Q?")])
+        assert carried.verdicts.of("ann")["new-1"]["verdict"] == expected
+        assert len(carried.verdicts.latest) == 1
+        assert carried.carried == (expected == "fail")

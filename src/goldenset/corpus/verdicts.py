@@ -10,12 +10,17 @@ A verdict is keyed by its question and its labeller: two people's verdicts on on
 stand. The file is a log: a changed verdict is a new line, and the later line of a key wins, so
 an undo can take the last line back and find the verdict before it. A malformed line is kept as
 it was and named by file and line.
+
+A qid names how a question was written (prompt, writer, seed, decoder), so a writer change gives
+a question that reads word for word the same a new qid. A verdict follows the question, not the
+qid (carry_over): one whose qid is gone applies to the written question with the same document,
+evidence and text (whitespace normalised); one that matches nothing is stale, and said so.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +30,7 @@ from goldenset.core.params import Disagreement
 FAILURES = ("a", "b", "both", "nonsense")  # labels/RULE.md's failure kinds
 DRAWN = ("random", "least_sure")
 FIELDS = ("qid", "doc_id", "question", "form", "evidence", "verdict", "failed", "reason")
+SAME_QUESTION = ("doc_id", "evidence", "question")  # what makes two written questions one
 UNNAMED = "unnamed"  # the labeller of a line that names none
 
 
@@ -86,6 +92,58 @@ class Verdicts:
             raise GoldensetError(
                 f"{self.problems[0]} (mend or delete the line; {len(self.problems)} bad in all)"
             )
+
+
+def question_key(row: Mapping) -> tuple[str, ...]:
+    """What a verdict was given on, whatever wrote it: document, evidence and question text,
+    whitespace normalised."""
+    return tuple(" ".join(str(row.get(name) or "").split()) for name in SAME_QUESTION)
+
+
+@dataclass(frozen=True)
+class CarriedOver:
+    """Verdicts as they apply to the questions written now (carry_over)."""
+
+    verdicts: Verdicts  # a verdict of a gone qid on a question that reads the same: re-keyed
+    carried: int  # verdicts now on a question of another qid ("was_qid" names the old one)
+    stale: list[dict]  # verdicts matching no question written now, as given
+
+
+def carry_over(
+    verdicts: Verdicts, questions: Iterable[Mapping], kept: Collection[str] = ()
+) -> CarriedOver:
+    """The verdicts on the questions written now: by qid, or else on the question with the same
+    document, evidence and text (question_key), under its qid; the later line of a labeller wins
+    as in the file. A verdict matching neither is stale, unless its qid is in `kept` (questions
+    that left the set on purpose, such as those generate asked again); stale verdicts stay in
+    the result under their own qid, which no question has."""
+    questions = list(questions)
+    current = {question["qid"] for question in questions}
+    if all(qid in current for qid, _ in verdicts.latest):  # as a page's own verdicts are
+        return CarriedOver(verdicts, 0, [])
+    by_text: dict[tuple[str, ...], str] = {}
+    for question in questions:
+        by_text.setdefault(question_key(question), question["qid"])
+    latest: dict[tuple[str, str], dict] = {}
+    for (qid, _), row in verdicts.latest.items():
+        moved = by_text.get(question_key(row)) if qid not in current else None
+        if moved is not None:
+            row = {**row, "qid": moved, "was_qid": qid}
+        latest.pop(key_of(row), None)  # the later line wins, wherever it was keyed
+        latest[key_of(row)] = row
+    moved_rows = [row for row in latest.values() if "was_qid" in row]
+    stale = [row for (qid, _), row in latest.items() if qid not in current and qid not in kept]
+    return CarriedOver(Verdicts(latest, verdicts.lines, verdicts.problems), len(moved_rows), stale)
+
+
+def carried_line(carried: CarriedOver) -> str:
+    """What carry_over did, in one line; empty when every verdict kept its qid."""
+    if not carried.carried and not carried.stale:
+        return ""
+    return (
+        f"review: {carried.carried} verdicts carried over to questions that read the same under "
+        f"a new qid; {len(carried.stale)} stale (their question is no longer written)"
+    )
 
 
 def verdict_problem(row: object) -> str | None:

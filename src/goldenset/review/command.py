@@ -10,6 +10,7 @@ from pathlib import Path
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import ReviewParams, StageParams, load_stage_params
+from goldenset.corpus.verdicts import carried_line, labeller_of
 from goldenset.review.server import Project, serve
 from goldenset.review.verdicts import parse_verdicts
 
@@ -70,8 +71,25 @@ def refit_judge(project: Project) -> str:
 DEFAULT_PORT = 8765
 
 
+STALE_SHOWN = 5  # stale verdicts named before the page's address
+
+
+def carried_lines(project: Project) -> list[str]:
+    """How the verdict file meets the golden set written now: verdicts carried over to questions
+    that read the same under a new qid, and the stale ones, the first few named (none: no line)."""
+    project.check()
+    carried = project.carried(project.verdict_file.read())
+    lines = [carried_line(carried)] if carried_line(carried) else []
+    for row in carried.stale[:STALE_SHOWN]:
+        question = " ".join(str(row.get("question") or "").split())
+        lines.append(f"review: stale: {row['qid']} {question!r} ({labeller_of(row)})")
+    return lines
+
+
 def serve_until_stopped(project: Project, port: int | None, open_page: bool) -> None:
     """Serve until Ctrl-C on `port`; None: DEFAULT_PORT, or a free one when it is taken."""
+    for line in carried_lines(project):
+        print(line, flush=True)
     server = serve(project, DEFAULT_PORT if port is None else port, or_free=port is None)
     url = f"http://127.0.0.1:{server.server_address[1]}"
     where = project.params.verdicts_path

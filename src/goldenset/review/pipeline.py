@@ -5,20 +5,23 @@ is goldenset.scoring.reviewed's."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from goldenset.core.params import ReviewParams
-from goldenset.corpus.verdicts import Verdicts, labeller_of, pass_share, share_line
+from goldenset.corpus.verdicts import CarriedOver, Verdicts, labeller_of, pass_share, share_line
 from goldenset.review.verdicts import Agreement, agreements
-from goldenset.scoring.reviewed import read_reviewed
+from goldenset.scoring.reviewed import Reviewed, read_reviewed
 
 
-def read_review(params: ReviewParams) -> Verdicts:
-    """The verdict file of review.folder, checked: a malformed line stops the stage."""
-    return read_reviewed(params).verdicts
+def read_review(params: ReviewParams, questions: Iterable[Mapping]) -> Reviewed:
+    """The verdict file of review.folder, checked (a malformed line stops the stage), as it
+    applies to the golden set's questions (carried over to those another writer wrote)."""
+    return read_reviewed(params, Path("."), questions)
 
 
 def drawn_at_random(rows: dict[str, dict], qids: set[str]) -> list[dict]:
@@ -92,9 +95,12 @@ def review_metrics(
     reasked: set[str],
     p_pass: pd.Series,
     params: ReviewParams,
+    carried: CarriedOver | None = None,
 ) -> Review | None:
     """The people's pass share, each labeller's, their agreement, and the judge against them
-    (p_pass: P(pass) by qid of the questions the judge read); None without a verdict."""
+    (p_pass: P(pass) by qid of the questions the judge read), and how many verdicts were
+    carried over to a new writer's questions or went stale (when any did); None without a
+    verdict."""
     if not verdicts.latest:
         return None
     drawn = golden_qids | reasked
@@ -106,6 +112,9 @@ def review_metrics(
         "agreement": [agreement.as_dict() for agreement in agreed],
         "judge_against_person": judge_against_person(p_pass, verdicts, params),
     }
+    if carried and (carried.carried or carried.stale):
+        metrics["carried_over"] = carried.carried
+        metrics["stale"] = len(carried.stale)
     return Review(metrics, agreed)
 
 
@@ -127,6 +136,12 @@ def review_section(review: Review, metrics: dict) -> list[str]:
             f"- of the set as it is now: {share_line(person['now'])}; {person['replaced']} "
             "questions a person failed were asked again (generate.failed_queries), and the "
             "share above counts their verdicts as the set was first drawn"
+        )
+    if "stale" in m:
+        lines.append(
+            f"- {m['carried_over']} verdicts carried over to questions that read the same under "
+            f"a new qid (another writer); {m['stale']} stale: their question is no longer "
+            "written (`goldenset review` lists them)"
         )
     lines += [f"- {name}: {share_line(share)}" for name, share in m["labellers"].items()]
     lines += [f"- {agreement.line()}" for agreement in review.agreements]

@@ -33,11 +33,19 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
 from goldenset.core.params import ReviewParams
 from goldenset.corpus.querysets import QUERY_SETS
-from goldenset.corpus.verdicts import Verdicts, checked_line, labeller_of, share_line
+from goldenset.corpus.verdicts import (
+    CarriedOver,
+    Verdicts,
+    carry_over,
+    checked_line,
+    labeller_of,
+    share_line,
+)
 from goldenset.review.pipeline import person_estimate
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import VerdictFile, agreements, verdict_row
 from goldenset.review.views import Document, missed, query_view, ranked_view
+from goldenset.scoring.reviewed import read_reasked
 
 log = logging.getLogger("goldenset")
 CONTEXT_CHARS = 4000  # of the document either side of the evidence
@@ -77,11 +85,11 @@ class Project:
     @cached_property
     def reasked(self) -> set[str]:
         """The questions a person failed that generate asked again: the share counts them."""
-        try:
-            stats = json.loads((self.root / paths.GENERATE_STATS).read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            return set()
-        return set(stats.get("reasked", []))
+        return read_reasked(self.root)
+
+    def carried(self, verdicts: Verdicts) -> CarriedOver:
+        """The verdicts as they apply to the questions written now (carry_over)."""
+        return carry_over(verdicts, self.queries.values(), self.reasked)
 
     @cached_property
     def queries(self) -> dict[str, dict]:
@@ -156,6 +164,7 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
     share of the set as it is now beside it), the malformed lines; unless blind, the others'
     verdicts and the agreement with them."""
     qids = set(project.queries)
+    verdicts = project.carried(verdicts).verdicts
     mine = verdicts.only(project.labeller)
     share = person_estimate(mine, qids, project.reasked, project.params)
     estimate = checked_line(share) if share["checked"] else "no verdict yet"

@@ -52,9 +52,9 @@ class ProjectUpstream:
 def read_project_upstream(review: ReviewParams, root: Path = Path(".")) -> ProjectUpstream:
     """A project's documents, query sets and verdicts, the golden set's failed questions left
     out: the one reading of them that the score stage, calibrate and the benchmarks share."""
-    reviewed = read_reviewed(review, root)
     documents, sets = read_upstream(root)
     [golden] = [questions for questions in sets.values() if questions.entry.golden]
+    reviewed = read_reviewed(review, root, golden.table.to_dict("records"))
     counts = scored_counts(golden.qids, reviewed) if reviewed.verdicts.latest else None
     sets = {
         name: questions.without(reviewed.failed) if questions.entry.golden else questions

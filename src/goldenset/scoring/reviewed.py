@@ -8,28 +8,50 @@ Read once, at the edge (goldenset.scoring.configuration.read_project_upstream), 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from goldenset.core import paths
 from goldenset.core.params import ReviewParams
-from goldenset.corpus.verdicts import Verdicts, read_verdicts
+from goldenset.corpus.verdicts import CarriedOver, Verdicts, carry_over, read_verdicts
 
 
 @dataclass(frozen=True)
 class Reviewed:
-    """A project's verdicts, and the golden set's questions left out of its scores."""
+    """A project's verdicts as they apply to the golden set written now, and its questions left
+    out of its scores."""
 
     verdicts: Verdicts = field(default_factory=Verdicts)
     failed: frozenset[str] = frozenset()
+    carried: CarriedOver | None = None  # how verdicts met a set another writer wrote
 
 
-def read_reviewed(review: ReviewParams, root: Path = Path(".")) -> Reviewed:
+def read_reviewed(
+    review: ReviewParams, root: Path = Path("."), questions: Iterable[Mapping] | None = None
+) -> Reviewed:
     """The verdict file of review.folder, checked (a malformed line stops the caller: a verdict
-    left unread changes what is scored), and what it leaves out."""
+    left unread changes what is scored), carried over to the golden set's `questions` when
+    given (goldenset.corpus.verdicts.carry_over), and what it leaves out."""
     verdicts = read_verdicts(root / review.verdicts_path)
     verdicts.check()
+    carried = None
+    if questions is not None:
+        carried = carry_over(verdicts, questions, read_reasked(root))
+        verdicts = carried.verdicts
     failed = verdicts.failed(review.disagreement) if review.leave_out_failed else set()
-    return Reviewed(verdicts, frozenset(failed))
+    return Reviewed(verdicts, frozenset(failed), carried)
+
+
+def read_reasked(root: Path = Path(".")) -> set[str]:
+    """The questions a person failed that generate asked again (data/generate_stats.json): they
+    left the set on purpose, and their verdicts still count for the share as first drawn."""
+    try:
+        stats = json.loads((root / paths.GENERATE_STATS).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return set()
+    return set(stats.get("reasked", []))
 
 
 def scored_counts(golden_qids: list[str], reviewed: Reviewed) -> dict:

@@ -67,7 +67,8 @@ def main(params: AuditStage) -> None:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
     echoes = reference_echoes(query_sets, documents)
-    verdicts = read_review(params.review)
+    reviewed = read_review(params.review, golden.to_dict("records"))
+    verdicts = reviewed.verdicts
     weights = judge_weights(params.review.judge_path)
     read = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
     acceptance = None
@@ -77,7 +78,9 @@ def main(params: AuditStage) -> None:
     p_pass = read.probabilities["pass"] if read else pd.Series(dtype=float)
     p_pass.index = golden["qid"].iloc[p_pass.index]
     reasked = set(stats.get("reasked", []))  # failed questions generate asked again
-    review = review_metrics(verdicts, set(golden["qid"]), reasked, p_pass, params.review)
+    review = review_metrics(
+        verdicts, set(golden["qid"]), reasked, p_pass, params.review, reviewed.carried
+    )
     chance = ChanceLimit(params.score.ks, params.score.max_chance)
     audit = run_audit(
         golden,
