@@ -3,7 +3,10 @@
 On whole documents, each golden question's document is ranked by MiniLM and by e5 (dense, exact,
 from calibrate's embedding caches), and the reciprocal ranks are set against where the question's
 evidence starts in its document, in MiniLM's word pieces: MiniLM reads its first 256, e5 its first
-512. The real claims' reciprocal ranks are printed beside, as the reference.
+512. The real claims' reciprocal ranks are printed beside, as the reference. Then both sets split by
+whether a query carries its document's rarest word (its non-stop words of the lowest document
+frequency in the corpus, ties kept together, found in a relevant document): the golden questions'
+within MiniLM's window only, so that truncation does not enter.
 
     python benchmarks/e5_preference.py PROJECT   # after `goldenset calibrate --seeds 0 1 2` there
 
@@ -14,6 +17,7 @@ cache/calibrate/seeds/ are pooled with the project's own.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +50,28 @@ def reciprocal_ranks(scores: np.ndarray, doc_ids: np.ndarray, relevant: list[set
         hits = np.flatnonzero(np.isin(row, list(wanted)))
         ranks.append(1.0 / (hits[0] + 1) if hits.size else 0.0)
     return np.array(ranks)
+
+
+def carries_rarest_word(
+    queries: list[str], relevant: list[set], documents: pd.DataFrame
+) -> np.ndarray:
+    """Whether each query's rarest words (lowest document frequency, ties kept; words the corpus
+    lacks ignored) include one of a relevant document's."""
+    import bm25s
+
+    def words(texts: list[str]) -> list[list[str]]:
+        return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+
+    texts = documents["text"].tolist()
+    in_document = dict(zip(documents["doc_id"], map(set, words(texts)), strict=True))
+    frequency = Counter(word for found in in_document.values() for word in found)
+    carried = []
+    for query_words, wanted in zip(words(queries), relevant, strict=True):
+        known = {word for word in query_words if word in frequency}
+        lowest = min((frequency[word] for word in known), default=0)
+        rarest = {word for word in known if frequency[word] == lowest}
+        carried.append(any(rarest & in_document.get(doc, set()) for doc in wanted))
+    return np.array(carried)
 
 
 def main(project: Path) -> None:
@@ -104,6 +130,17 @@ def main(project: Path) -> None:
             f"MRR {minilm.mean():.3f} / {e5.mean():.3f}, "
             f"MiniLM - e5 {minilm.mean() - e5.mean():+.3f}"
         )
+    inside = starts < BANDS[-1][0]
+    texts = {"synthetic": golden.texts, "real": real.texts}
+    for query_set, kept in [("synthetic", inside), ("real", np.ones(len(real), dtype=bool))]:
+        carried = carries_rarest_word(texts[query_set], relevant[query_set], documents)
+        for label, part in [("carry", carried & kept), ("do not carry", ~carried & kept)]:
+            minilm, e5 = ranks["MiniLM", query_set][part], ranks["e5", query_set][part]
+            print(
+                f"{query_set}, {part.sum()} of {kept.sum()} {label} their document's rarest "
+                f"word: MRR {minilm.mean():.3f} / {e5.mean():.3f}, "
+                f"MiniLM - e5 {minilm.mean() - e5.mean():+.3f}"
+            )
 
 
 if __name__ == "__main__":
