@@ -258,3 +258,35 @@ def test_labels_reentered_through_the_page_reproduce_themselves(browser, tmp_pat
             label["verdict"],
             label["failed"],
         )
+
+
+def test_a_verdict_follows_its_question_and_a_stale_one_is_listed_until_discarded(browser, project):
+    """A writer change: a verdict under an old qid whose question reads the same marks the
+    question written now; one whose question is no longer written is listed as stale, and the
+    person can discard it (theirs only); the carried one and another person's lines stay."""
+    from goldenset.review.verdicts import verdict_row
+
+    questions, _ = toy_questions(12)
+    same = {**questions[0], "qid": "gs-old", "question": "  Que répare   p53 (0)? "}
+    gone = {**questions[1], "qid": "gs-gone", "question": "Une question d'avant?"}
+    lines = [
+        verdict_row(same, "b", "", "tester", "random"),
+        verdict_row(gone, "a", "", "tester", "random"),
+        verdict_row(gone, "pass", "", "someone else", "random"),
+    ]
+    path = project / "review/verdicts.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    with served(project) as url:
+        page = open_page(browser, url)
+        page.locator(".row[data-qid='gs-000'] .mark.fail").wait_for()
+        assert page.locator("#stale-count").inner_text().startswith("1 of your verdicts are stale")
+        assert page.locator("#stale-list li").all_inner_texts() == ["a: Une question d'avant?"]
+        page.locator("#discard").click()
+        page.locator("#stale").wait_for(state="hidden")
+        assert page.errors == []
+    kept = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(row["qid"], row["labeller"]) for row in kept] == [
+        ("gs-old", "tester"),
+        ("gs-gone", "someone else"),
+    ]

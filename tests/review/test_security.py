@@ -54,6 +54,8 @@ def test_writes_not_from_the_page_are_refused_and_change_nothing(project):
             code, why = _refused(lambda headers=headers: post(write, VERDICT, **headers))
             assert code == 403 and why.startswith("forbidden: "), what
             assert not verdicts.exists(), what
+        discard = url + "/api/discard"  # every write is refused alike
+        assert _refused(lambda: post(discard, {"qids": ["x"]}, Origin="http://x.example"))[0] == 403
         # a name of the attacker's rebound to 127.0.0.1 reads nothing either
         rebound = urllib.request.Request(url + "/api/state", headers={"Host": "evil.example"})
         assert _refused(lambda: urllib.request.urlopen(rebound, timeout=10))[0] == 403

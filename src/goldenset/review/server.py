@@ -164,7 +164,8 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
     share of the set as it is now beside it), the malformed lines; unless blind, the others'
     verdicts and the agreement with them."""
     qids = set(project.queries)
-    verdicts = project.carried(verdicts).verdicts
+    carried = project.carried(verdicts)
+    verdicts = carried.verdicts
     mine = verdicts.only(project.labeller)
     share = person_estimate(mine, qids, project.reasked, project.params)
     estimate = checked_line(share) if share["checked"] else "no verdict yet"
@@ -177,6 +178,7 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
         "others": {},
         "agreement": [],
         "golden": str(project.golden_read),  # a page that loaded another set says so
+        "stale": [_stale(row) for row in carried.stale if labeller_of(row) == project.labeller],
     }
     if not project.blind:
         theirs = [row for row in verdicts.latest.values() if labeller_of(row) != project.labeller]
@@ -192,6 +194,11 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
 
 def _kind(row: dict) -> str:
     return row["failed"] or "pass"
+
+
+def _stale(row: dict) -> dict:
+    """A stale verdict as the page lists it: its question as it was, and what was said."""
+    return {"qid": row["qid"], "question": row.get("question") or "", "kind": _kind(row)}
 
 
 def _fingerprint(path: Path) -> tuple[int, int] | None:
@@ -240,6 +247,15 @@ def record(project: Project, body: dict) -> dict:
         project.queries[qid], body["kind"], body.get("note", ""), project.labeller, drawn
     )
     return summary(project, project.verdict_file.record(row))
+
+
+def discard(project: Project, body: dict) -> dict:
+    """The labeller's stale verdicts named in the body taken out of the file (only those still
+    stale: a verdict on a question written now stays)."""
+    stale = project.carried(project.verdict_file.read()).stale
+    chosen = {row["qid"] for row in stale if labeller_of(row) == project.labeller}
+    chosen &= set(body.get("qids") or [])
+    return summary(project, project.verdict_file.discard(project.labeller, chosen))
 
 
 def undo(project: Project, body: dict) -> dict:
@@ -296,7 +312,7 @@ def handler(project: Project, secret: str) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             if self._refused(write=True):
                 return
-            routes = {"/api/verdict": record, "/api/undo": undo}
+            routes = {"/api/verdict": record, "/api/undo": undo, "/api/discard": discard}
             if self.path in routes:
                 self._answer(lambda: routes[self.path](project, self._body()))
             else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import fcntl
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +85,17 @@ class VerdictFile:
                 return verdicts, None
             last = theirs[-1]
             return self._write(lines[:last] + lines[last + 1 :]), lines[last]["qid"]
+
+    def discard(self, labeller: str, qids: Collection[str]) -> Verdicts:
+        """Take the labeller's lines on these questions out of the file (a stale verdict's, whose
+        question is no longer written: git keeps what it said)."""
+        with self._locked() as verdicts:
+            kept = [
+                line
+                for line in verdicts.lines
+                if not (_given_by(line, labeller) and line["qid"] in qids)
+            ]
+            return self._write(kept) if len(kept) < len(verdicts.lines) else verdicts
 
     def _write(self, lines: list[str | dict]) -> Verdicts:
         text = render_lines(lines)
