@@ -13,7 +13,14 @@ import pytest
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import ReviewParams
-from goldenset.corpus.verdicts import parse_verdicts, pass_share, read_verdicts
+from goldenset.corpus.verdicts import (
+    carried_line,
+    carry_over,
+    parse_verdicts,
+    pass_share,
+    read_verdicts,
+    render_lines,
+)
 from goldenset.review.verdicts import VerdictFile, agreements, verdict_row
 from tests.conftest import ROOT
 
@@ -226,8 +233,6 @@ def test_a_verdict_follows_its_question_to_a_new_qid_and_one_matching_nothing_is
     """A writer change gives questions that read the same new qids: their verdicts apply there
     (whitespace aside); a verdict whose question is no longer written is stale, unless generate
     asked its sentence again on purpose (kept); a qid still written keeps its own verdicts."""
-    from goldenset.corpus.verdicts import carry_over, carried_line, render_lines
-
     lines = [
         verdict_row(written("old-1", "What does  X do?"), "a", "", "ann", "random"),
         verdict_row(written("old-2", "Which gene?"), "pass", "", "ann", "random"),
@@ -265,8 +270,6 @@ def test_a_verdict_follows_its_question_to_a_new_qid_and_one_matching_nothing_is
 
 
 def test_a_later_verdict_on_the_new_qid_wins_over_the_carried_one():
-    from goldenset.corpus.verdicts import carry_over, render_lines
-
     old = verdict_row(written("old-1", "Q?"), "a", "", "ann", "random")
     new = verdict_row(written("new-1", "Q?"), "pass", "fixed my mind", "ann", "random")
     for order, expected in [([old, new], "pass"), ([new, old], "fail")]:
