@@ -110,19 +110,19 @@ class CarriedOver:
 
 
 def carry_over(
-    verdicts: Verdicts, questions: Iterable[Mapping], kept: Collection[str] = ()
+    verdicts: Verdicts, written: Iterable[Mapping], kept: Collection[str] = ()
 ) -> CarriedOver:
-    """The verdicts on the questions written now: by qid, or else on the question with the same
-    document, evidence and text (question_key), under its qid; the later line of a labeller wins
-    as in the file. A verdict matching neither is stale, unless its qid is in `kept` (questions
-    that left the set on purpose, such as those generate asked again); stale verdicts stay in
-    the result under their own qid, which no question has."""
-    questions = list(questions)
-    current = {question["qid"] for question in questions}
+    """The verdicts on the questions written now (`written`: golden-set rows): by qid, or else
+    on the question with the same document, evidence and text (question_key), under its qid; the
+    later line of a labeller wins as in the file. A verdict matching neither is stale, unless
+    its qid is in `kept` (questions that left the set on purpose, such as those generate asked
+    again); stale verdicts stay in the result under their own qid, which no question has."""
+    written = list(written)
+    current = {question["qid"] for question in written}
     if all(qid in current for qid, _ in verdicts.latest):  # as a page's own verdicts are
         return CarriedOver(verdicts, 0, [])
     by_text: dict[tuple[str, ...], str] = {}
-    for question in questions:
+    for question in written:
         by_text.setdefault(question_key(question), question["qid"])
     latest: dict[tuple[str, str], dict] = {}
     for (qid, _), row in verdicts.latest.items():

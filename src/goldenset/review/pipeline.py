@@ -18,10 +18,10 @@ from goldenset.review.verdicts import Agreement, agreements
 from goldenset.scoring.reviewed import Reviewed, read_reviewed
 
 
-def read_review(params: ReviewParams, questions: Iterable[Mapping]) -> Reviewed:
+def read_review(params: ReviewParams, written: Iterable[Mapping]) -> Reviewed:
     """The verdict file of review.folder, checked (a malformed line stops the stage), as it
     applies to the golden set's questions (carried over to those another writer wrote)."""
-    return read_reviewed(params, Path("."), questions)
+    return read_reviewed(params, Path("."), written)
 
 
 def drawn_at_random(rows: dict[str, dict], qids: set[str]) -> list[dict]:

@@ -29,16 +29,16 @@ class Reviewed:
 
 
 def read_reviewed(
-    review: ReviewParams, root: Path = Path("."), questions: Iterable[Mapping] | None = None
+    review: ReviewParams, root: Path = Path("."), written: Iterable[Mapping] | None = None
 ) -> Reviewed:
     """The verdict file of review.folder, checked (a malformed line stops the caller: a verdict
-    left unread changes what is scored), carried over to the golden set's `questions` when
+    left unread changes what is scored), carried over to the golden set's rows `written` when
     given (goldenset.corpus.verdicts.carry_over), and what it leaves out."""
     verdicts = read_verdicts(root / review.verdicts_path)
     verdicts.check()
     carried = None
-    if questions is not None:
-        carried = carry_over(verdicts, questions, read_reasked(root))
+    if written is not None:
+        carried = carry_over(verdicts, written, read_reasked(root))
         verdicts = carried.verdicts
     failed = verdicts.failed(review.disagreement) if review.leave_out_failed else set()
     return Reviewed(verdicts, frozenset(failed), carried)
