@@ -22,6 +22,11 @@ from goldenset.review.server import Project, serve
 from tests.conftest import ROOT
 
 
+def golden_rows(project: Path) -> list[dict]:
+    """The golden set a pipeline folder holds, row by row."""
+    return [json.loads(line) for line in (project / "data/goldenset.jsonl").open()]
+
+
 def write_project(folder: Path, questions: list[dict], documents: list[dict]) -> Path:
     """A pipeline folder holding what the page reads: params.yaml, the golden set, documents."""
     folder.mkdir(parents=True, exist_ok=True)

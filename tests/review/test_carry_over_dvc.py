@@ -6,7 +6,6 @@ audit counts them); a verdict whose question is no longer written is stale, and 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,6 +14,7 @@ from goldenset.corpus.verdicts import question_key
 from goldenset.llm_stand_in import LoopbackLLM
 from goldenset.review.command import carried_lines, project_at
 from goldenset.review.verdicts import VerdictFile, verdict_row
+from tests.review.conftest import golden_rows
 from tests.support.dvc_project import (
     PROJECT_FILES,
     commit,
@@ -26,10 +26,6 @@ from tests.support.dvc_project import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-def golden_rows(project: Path) -> list[dict]:
-    return [json.loads(line) for line in (project / "data/goldenset.jsonl").open()]
 
 
 def test_a_writer_change_keeps_the_verdicts_of_questions_that_read_the_same(tmp_path):

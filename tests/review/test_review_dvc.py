@@ -15,7 +15,7 @@ import pytest
 from goldenset.llm_stand_in import LoopbackLLM
 from goldenset.review.verdicts import VerdictFile, verdict_row
 from goldenset.review.views import missed
-from tests.review.conftest import current_qid, open_page, served
+from tests.review.conftest import current_qid, golden_rows, open_page, served
 from tests.support.dvc_project import (
     PROJECT_FILES,
     commit,
@@ -48,10 +48,6 @@ def project(tmp_path_factory) -> Path:
         run(["dvc", "repro"], project)
     commit(project, "first run")
     return project
-
-
-def golden_rows(project: Path) -> list[dict]:
-    return [json.loads(line) for line in (project / "data/goldenset.jsonl").open()]
 
 
 def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):

@@ -79,7 +79,7 @@ def carried_lines(project: Project) -> list[str]:
     that read the same under a new qid, and the stale ones, the first few named (none: no line)."""
     project.check()
     carried = project.carried(project.verdict_file.read())
-    lines = [carried_line(carried)] if carried_line(carried) else []
+    lines = [line] if (line := carried_line(carried)) else []
     for row in carried.stale[:STALE_SHOWN]:
         question = " ".join(str(row.get("question") or "").split())
         lines.append(f"review: stale: {row['qid']} {question!r} ({labeller_of(row)})")

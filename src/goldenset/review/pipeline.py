@@ -5,9 +5,7 @@ is goldenset.scoring.reviewed's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,13 +13,6 @@ import pandas as pd
 from goldenset.core.params import ReviewParams
 from goldenset.corpus.verdicts import CarriedOver, Verdicts, labeller_of, pass_share, share_line
 from goldenset.review.verdicts import Agreement, agreements
-from goldenset.scoring.reviewed import Reviewed, read_reviewed
-
-
-def read_review(params: ReviewParams, written: Iterable[Mapping]) -> Reviewed:
-    """The verdict file of review.folder, checked (a malformed line stops the stage), as it
-    applies to the golden set's questions (carried over to those another writer wrote)."""
-    return read_reviewed(params, Path("."), written)
 
 
 def drawn_at_random(rows: dict[str, dict], qids: set[str]) -> list[dict]:

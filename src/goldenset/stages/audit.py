@@ -41,8 +41,9 @@ from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
 from goldenset.corpus.querysets import read_query_sets
 from goldenset.judge.model import judge_weights
-from goldenset.review.pipeline import read_review, review_metrics, review_section
+from goldenset.review.pipeline import review_metrics, review_section
 from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.reviewed import read_reviewed
 
 log = logging.getLogger("goldenset")
 
@@ -67,7 +68,7 @@ def main(params: AuditStage) -> None:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
     echoes = reference_echoes(query_sets, documents)
-    reviewed = read_review(params.review, golden.to_dict("records"))
+    reviewed = read_reviewed(params.review, Path("."), golden.to_dict("records"))
     verdicts = reviewed.verdicts
     weights = judge_weights(params.review.judge_path)
     read = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
