@@ -6,7 +6,9 @@ evidence starts in its document, in MiniLM's word pieces: MiniLM reads its first
 512. The real claims' reciprocal ranks are printed beside, as the reference. Then both sets split by
 whether a query carries its document's rarest word (its non-stop words of the lowest document
 frequency in the corpus, ties kept together, found in a relevant document): the golden questions'
-within MiniLM's window only, so that truncation does not enter.
+within MiniLM's window only, so that truncation does not enter; and the golden questions within
+that window by whether their evidence sits in the first or the last half of its document (an
+abstract's findings close it; a real claim states a finding).
 
     python benchmarks/e5_preference.py PROJECT   # after `goldenset calibrate --seeds 0 1 2` there
 
@@ -74,6 +76,11 @@ def carries_rarest_word(
     return np.array(carried)
 
 
+def compared(minilm: np.ndarray, e5: np.ndarray) -> str:
+    gap = minilm.mean() - e5.mean()
+    return f"MRR {minilm.mean():.3f} / {e5.mean():.3f}, MiniLM - e5 {gap:+.3f}"
+
+
 def main(project: Path) -> None:
     documents = pd.read_parquet(project / "data/documents.parquet", columns=["doc_id", "text"])
     golden = pooled_golden(project)
@@ -127,10 +134,21 @@ def main(project: Path) -> None:
         minilm, e5 = ranks["MiniLM", "synthetic"][band], ranks["e5", "synthetic"][band]
         print(
             f"evidence from word piece {low} to {high or 'the end'}: {band.sum()} questions, "
-            f"MRR {minilm.mean():.3f} / {e5.mean():.3f}, "
-            f"MiniLM - e5 {minilm.mean() - e5.mean():+.3f}"
+            + compared(minilm, e5)
         )
     inside = starts < BANDS[-1][0]
+    lengths = np.array([len(texts[doc_id]) for doc_id in golden.table["doc_id"]])
+    place = golden.table["evidence_start"].to_numpy() / lengths
+    for label, part in [
+        ("in its document's first half", place < 0.5),
+        ("in its document's last half", place >= 0.5),
+    ]:
+        part &= inside
+        minilm, e5 = ranks["MiniLM", "synthetic"][part], ranks["e5", "synthetic"][part]
+        print(
+            f"synthetic, {part.sum()} of {inside.sum()} with the evidence {label}: "
+            + compared(minilm, e5)
+        )
     texts = {"synthetic": golden.texts, "real": real.texts}
     for query_set, kept in [("synthetic", inside), ("real", np.ones(len(real), dtype=bool))]:
         carried = carries_rarest_word(texts[query_set], relevant[query_set], documents)
@@ -138,8 +156,7 @@ def main(project: Path) -> None:
             minilm, e5 = ranks["MiniLM", query_set][part], ranks["e5", query_set][part]
             print(
                 f"{query_set}, {part.sum()} of {kept.sum()} {label} their document's rarest "
-                f"word: MRR {minilm.mean():.3f} / {e5.mean():.3f}, "
-                f"MiniLM - e5 {minilm.mean() - e5.mean():+.3f}"
+                "word: " + compared(minilm, e5)
             )
 
 

@@ -97,6 +97,36 @@ def test_echo_beyond_real_queries_is_flagged_and_both_are_measured_the_same_way(
     assert any("real queries 0.33" in flag and "flatter" in flag for flag in audit.flags)
 
 
+@pytest.mark.parametrize(
+    ("reason", "fix"),
+    [
+        ("generate.form: question", "generate.form: auto writes the users' form"),
+        ("auto: no example query, so questions", "give generate.example_queries in their form"),
+    ],
+)
+def test_a_golden_set_in_another_form_than_the_users_is_flagged_with_its_fix(reason, fix):
+    stats = {**STATS, "form": "question", "form_reason": reason}
+    claims = ("real_queries", "claim")
+    audit = run_audit(
+        PARAPHRASED, DOCUMENTS, orthogonal(3), stats, PARAMS, {}, reference_form=claims
+    )
+    assert audit.metrics["form_reason"] == reason
+    assert audit.flags == [
+        f"form: the golden set is written as questions ({reason}); "
+        f"most real queries are claims: {fix}"
+    ]
+    alike = run_audit(
+        PARAPHRASED,
+        DOCUMENTS,
+        orthogonal(3),
+        stats,
+        PARAMS,
+        {},
+        reference_form=("real_queries", "question"),
+    )
+    assert alike.flags == []
+
+
 def test_figures_from_generation_and_coverage():
     audit = run_audit(PARAPHRASED.iloc[:2], DOCUMENTS, orthogonal(2), STATS, PARAMS, {})
     m = audit.metrics

@@ -336,10 +336,15 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
     reference = metrics.get("reference_form")
     if reference and reference["form"] != metrics["form"]:
         why = metrics["form_reason"] or "generate.form"
+        # auto already follows the examples: what it lacks is examples in the users' form
+        fix = (
+            "give generate.example_queries in their form"
+            if why.startswith("auto")
+            else "generate.form: auto writes the users' form"
+        )
         flags.append(
             f"form: the golden set is written as {plural(metrics['form'])} ({why}); most "
-            f"{reference['queries'].replace('_', ' ')} are {plural(reference['form'])}: "
-            "generate.form: auto writes the users' form"
+            f"{reference['queries'].replace('_', ' ')} are {plural(reference['form'])}: {fix}"
         )
     flags += _acceptance_flags(metrics, params)
     definitional = metrics["definitional_share"]
