@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -387,6 +388,23 @@ def test_the_opening_says_the_verdict_in_at_most_30_lines_of_100_characters():
         "- agreement: 7 of 9 (78%), Cohen's kappa 0.50: ann and bob",
     ]
     assert lines[-1] == "  - and 15 more, under Flags"
+
+
+def test_the_opening_names_the_pairs_of_labellers_that_judged_most_and_counts_the_rest():
+    people = [f"p{i}" for i in range(8)]  # 28 pairs
+    agreement = [
+        {"labellers": [a, b], "questions": 5 + i, "agreed": 5, "share": 5 / (5 + i), "kappa": None}
+        for i, (a, b) in enumerate(itertools.combinations(people, 2))
+    ]
+    person = {"checked": 10, "passed": 4, "estimate": 0.4, "low": 0.17, "high": 0.69}
+    review = {"person": person, "agreement": agreement}
+    flags = [f"flag {i}" for i in range(25)]
+    calibration = ["- calibrate: x"] + [f"  - group {i}" for i in range(4)]
+    lines = opening(Audit({"questions": 12, "review": review}, flags, pd.DataFrame(), []))
+    assert len(lines) + len(calibration) <= 30
+    named = [line for line in lines if line.startswith("- agreement")]
+    assert [line.split(": ")[-1] for line in named] == ["p6 and p7", "p5 and p7", "p5 and p6"]
+    assert "  - and 25 more pairs of labellers, in metrics/audit.json (review.agreement)" in lines
 
 
 def test_the_persons_share_sets_the_flag_once_there_are_enough_verdicts():

@@ -438,6 +438,7 @@ def render_report(
 
 OPENING_WIDTH = 100  # characters a line of the opening takes at most
 OPENING_FLAGS = 10  # flags the opening names, each on one line
+OPENING_AGREEMENTS = 3  # pairs of labellers the opening names, each on one line
 
 
 def opening(audit: Audit) -> list[str]:
@@ -510,7 +511,9 @@ def _person_lines(review: dict | None) -> list[str]:
             f"  - of the set as it is now ({person['replaced']} failed asked again): "
             f"{share_line(person['now'])}"
         )
-    for agreement in review.get("agreement", []):
+    # one line a pair of labellers grows as n²: the pairs that judged most in common, then a count
+    pairs = sorted(review.get("agreement", []), key=lambda pair: -pair["questions"])
+    for agreement in pairs[:OPENING_AGREEMENTS]:
         kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.2f}"
         lines.append(
             _cut(
@@ -518,6 +521,11 @@ def _person_lines(review: dict | None) -> list[str]:
                 f"({agreement['share']:.0%}), Cohen's kappa {kappa}: "
                 + " and ".join(agreement["labellers"])
             )
+        )
+    if len(pairs) > OPENING_AGREEMENTS:
+        lines.append(
+            f"  - and {len(pairs) - OPENING_AGREEMENTS} more pairs of labellers, in "
+            "metrics/audit.json (review.agreement)"
         )
     return lines
 
