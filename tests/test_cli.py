@@ -93,13 +93,13 @@ def test_demo_writes_the_documents_and_real_queries_init_then_scores(tmp_path):
     estimated = call(["goldenset", "estimate", "goldenset"], repo)
     assert estimated.returncode == 0, estimated.stderr
     assert re.search(
-        r"^generate: 180 questions to ask: expect ~435 requests \(2\.4 a question, .*\), "
+        r"^generate: 180 questions to ask: expect ~347 requests \(1\.9 a question, .*\), "
         r"~\d+ min one at a time",
         estimated.stderr,
         re.M,
     ), estimated.stderr
     # the bundled model runs in process: its own measured rates, one request at a time
-    assert "(~1.2 s each, as the bundled model on 2 cores)" in estimated.stderr
+    assert "(~2.5 s each, as the bundled model on 2 cores)" in estimated.stderr
     assert not (repo / "goldenset/data/goldenset.jsonl").exists()
     elsewhere = call(["goldenset", "estimate"], repo)
     assert elsewhere.returncode == 2 and elsewhere.stderr.count("\n") == 1

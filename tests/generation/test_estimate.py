@@ -66,9 +66,9 @@ def test_the_last_run_of_the_writer_sets_every_rate():
 
 def test_an_api_writer_without_a_run_gets_the_bundled_models_rate_and_assumed_time():
     estimate = estimate_run(180, 700.0, LIMITS, None, in_process=False)
-    assert estimate.requests == BUNDLED_MODEL_RUN.answers == 435  # 180 questions asked
-    assert estimate.input_tokens == 435 * 700
-    assert estimate.output_tokens == 435 * 48  # generate.max_tokens: the longest answer
+    assert estimate.requests == BUNDLED_MODEL_RUN.answers == 347  # 180 questions asked
+    assert estimate.input_tokens == 347 * 700
+    assert estimate.output_tokens == 347 * 48  # generate.max_tokens: the longest answer
     assert estimate.seconds_per_request == API_FIRST_TOKEN_S + 48 / API_OUTPUT_TOKENS_PER_S
     assert "no run yet" in estimate.rate_from and estimate.time_from == "assumed"
 
@@ -76,9 +76,9 @@ def test_an_api_writer_without_a_run_gets_the_bundled_models_rate_and_assumed_ti
 def test_the_local_model_without_a_run_gets_what_it_measured():
     one_at_a_time = Limits(fewest=1, most=4, max_tokens=48, workers=1)
     estimate = estimate_run(180, 700.0, one_at_a_time, None, in_process=True)
-    assert estimate.requests == 435
-    assert estimate.seconds == pytest.approx(508.1)  # the measured run, one request at a time
-    assert estimate.output_tokens == pytest.approx(6_047, abs=1)
+    assert estimate.requests == 347
+    assert estimate.seconds == pytest.approx(884.5)  # the measured run, one request at a time
+    assert estimate.output_tokens == pytest.approx(6_305, abs=1)
     assert estimate.time_from == "as the bundled model on 2 cores"
 
 
@@ -219,5 +219,5 @@ def test_a_free_server_is_estimated_without_dollars(tmp_path, caplog):
         with caplog.at_level("INFO", logger="goldenset"):
             run_generation(make_documents(3, 8), params, provider=provider, progress=False)
     (line,) = [r.getMessage() for r in caplog.records if "questions to ask" in r.getMessage()]
-    assert "expect ~15 requests" in line and "at 4 requests at once" in line
+    assert "expect ~12 requests" in line and "at 4 requests at once" in line
     assert "$" not in line and "tokens" not in line

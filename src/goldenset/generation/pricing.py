@@ -77,12 +77,12 @@ class WriterRecord:
     seconds_per_request: float | None = None  # one request alone; None: not timed (a batch)
 
 
-# The bundled local model on the shipped sample, a fresh clone on 2 cores: 180 questions asked
-# (127 kept, 53 rejected: metrics/audit.json) with 435 requests, 282,364 input + 6,047 output
-# tokens, in 508.1 s (docs/question-writer.md, docs/benchmarks.md). No API writer has been
+# The bundled local model on the shipped sample, a fresh clone on 2 cores: 180 claims asked
+# (147 kept, 33 rejected: data/generate_stats.json) with 347 requests, 275,310 input + 6,305
+# output tokens, in 884.5 s (docs/question-writer.md, docs/benchmarks.md). No API writer has been
 # measured in this repository, so a first run of one is estimated at this model's rate too: a
 # stronger model has fewer answers rejected, so the guess errs high.
-BUNDLED_MODEL_RUN = WriterRecord(180, 435, 435, 282_364, 6_047, 508.1 / 435)
+BUNDLED_MODEL_RUN = WriterRecord(180, 347, 347, 275_310, 6_305, 884.5 / 347)
 # Assumed for an API request: a second for the round trip and the prompt, then this many output
 # tokens a second (models of the Haiku class stream faster, so the guess errs long).
 API_FIRST_TOKEN_S = 1.0
