@@ -5,6 +5,7 @@ writes."""
 
 from __future__ import annotations
 
+import functools
 import http.server
 import json
 import subprocess
@@ -22,6 +23,7 @@ from tests.review.conftest import open_page, post, served, wait_for, write_proje
 from tests.review.test_page import toy_questions
 
 VERDICT = {"qid": "gs-000", "kind": "a"}
+FIX = {"qid": "gs-000", "failed": "a", "question": "Que répare la protéine p53?", "confirm": True}
 
 
 @pytest.fixture
@@ -54,8 +56,9 @@ def test_writes_not_from_the_page_are_refused_and_change_nothing(project):
             code, why = _refused(lambda headers=headers: post(write, VERDICT, **headers))
             assert code == 403 and why.startswith("forbidden: "), what
             assert not verdicts.exists(), what
-        discard = url + "/api/discard"  # every write is refused alike
-        assert _refused(lambda: post(discard, {"qids": ["x"]}, Origin="http://x.example"))[0] == 403
+        for other, body in [("discard", {"qids": ["x"]}), ("fix", FIX)]:  # every write alike
+            foreign = functools.partial(post, f"{url}/api/{other}", body, Origin="http://x.ex")
+            assert _refused(foreign)[0] == 403, other
         # a name of the attacker's rebound to 127.0.0.1 reads nothing either
         rebound = urllib.request.Request(url + "/api/state", headers={"Host": "evil.example"})
         assert _refused(lambda: urllib.request.urlopen(rebound, timeout=10))[0] == 403

@@ -18,7 +18,7 @@ import pandas as pd
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
-from goldenset.corpus.verdicts import parse_verdicts
+from goldenset.corpus.verdicts import fixed_qids, parse_verdicts
 
 GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
 QUERY_COLUMNS = ["qid", "text"]
@@ -210,7 +210,8 @@ def sentence_of(row: dict) -> tuple[str, str]:
 
 
 def _failed_rows(value: str | None) -> list[dict]:
-    """The latest failing verdicts of the verdict file generate.failed_queries names."""
+    """The latest failing verdicts of the verdict file generate.failed_queries names, but on
+    questions someone fixed."""
     if value is None:
         return []
     path = in_examples(Path(value), "generate.failed_queries", "a verdict file, or null")
@@ -223,7 +224,12 @@ def _failed_rows(value: str | None) -> list[dict]:
             f"generate.failed_queries: {verdicts.problems[0]} (a verdict file: "
             "`goldenset review` writes them)"
         )
-    return [row for row in verdicts.latest.values() if row["verdict"] == "fail"]
+    fixed = fixed_qids(verdicts)  # asking its sentence again would leave the person's fix stale
+    return [
+        row
+        for row in verdicts.latest.values()
+        if row["verdict"] == "fail" and row["qid"] not in fixed
+    ]
 
 
 def in_examples(path: Path, param: str, expected: str) -> Path:

@@ -5,6 +5,11 @@ review page and the page's verdicts fit the judge: qid, doc_id, question, form, 
 (pass | fail), failed (a | b | both | nonsense, null on a pass), reason (the person's note),
 labeller, and drawn: how the query came to be reviewed (random: a seeded random sample, whose
 pass share estimates the set's; least_sure: picked by the judge, which biases that share).
+Two fields are optional, so older files load as they are:
+- fix: the person's own version of a query they failed for a or b: its question, and its
+  evidence text with its place in the document (evidence_start, evidence_end). The line keeps
+  the original question, failed as written;
+- seconds: the time from the query being shown to the verdict, idle spells cut.
 
 A verdict is keyed by its question and its labeller: two people's verdicts on one question both
 stand. The file is a log: a changed verdict is a new line, and the later line of a key wins, so
@@ -30,6 +35,8 @@ from goldenset.core.params import Disagreement
 FAILURES = ("a", "b", "both", "nonsense")  # labels/RULE.md's failure kinds
 DRAWN = ("random", "least_sure")
 FIELDS = ("qid", "doc_id", "question", "form", "evidence", "verdict", "failed", "reason")
+FIX_FIELDS = ("question", "evidence", "evidence_start", "evidence_end")  # a fix's own version
+FIXABLE = ("a", "b", "both")  # what a fix mends: nonsense is not a query to mend
 SAME_QUESTION = ("doc_id", "evidence", "question")  # what makes two written questions one
 UNNAMED = "unnamed"  # the labeller of a line that names none
 
@@ -161,7 +168,36 @@ def verdict_problem(row: object) -> str | None:
         return f"failed {failed!r} is not one of {', '.join(FAILURES)}"
     if row.get("drawn", "random") not in DRAWN:
         return f"drawn {row.get('drawn')!r} is not one of {', '.join(DRAWN)}"
+    seconds = row.get("seconds")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)):
+        return f"seconds {seconds!r} is not a number"
+    if seconds is not None and seconds < 0:
+        return f"seconds {seconds!r} is negative"
+    if row.get("fix") is not None:
+        return fix_problem(row)
     return None
+
+
+def fix_problem(row: dict) -> str | None:
+    """Why a verdict's fix is not one, or None."""
+    fix = row["fix"]
+    if row["verdict"] != "fail" or row.get("failed") not in FIXABLE:
+        return f"a fix on a verdict that is not a fail for {', '.join(FIXABLE)}"
+    if not isinstance(fix, dict) or set(fix) != set(FIX_FIELDS):
+        return f"a fix is an object of {', '.join(FIX_FIELDS)}"
+    if not all(isinstance(fix[name], str) and fix[name].strip() for name in FIX_FIELDS[:2]):
+        return "a fix's question and evidence are text"
+    start, end = fix["evidence_start"], fix["evidence_end"]
+    if not all(isinstance(at, int) and not isinstance(at, bool) for at in (start, end)):
+        return "a fix's evidence_start and evidence_end are whole numbers"
+    if not 0 <= start < end:
+        return f"a fix's evidence from {start} to {end} is no span"
+    return None
+
+
+def fixed_qids(verdicts: Verdicts) -> set[str]:
+    """The questions someone fixed (their latest verdict holds a fix)."""
+    return {qid for (qid, _), row in verdicts.latest.items() if row.get("fix")}
 
 
 def parse_verdicts(text: str, name: str) -> Verdicts:

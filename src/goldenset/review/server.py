@@ -34,6 +34,7 @@ from goldenset.core.files import read_jsonl
 from goldenset.core.params import ReviewParams
 from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.corpus.verdicts import (
+    FIXABLE,
     CarriedOver,
     Verdicts,
     carry_over,
@@ -41,6 +42,7 @@ from goldenset.corpus.verdicts import (
     labeller_of,
     share_line,
 )
+from goldenset.review.fixes import fix_warnings, fixed_version
 from goldenset.review.pipeline import person_estimate
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import VerdictFile, agreements, verdict_row
@@ -242,11 +244,54 @@ def miss(project: Project, qid: str, retrievers: list[str]) -> dict:
 
 def record(project: Project, body: dict) -> dict:
     qid = body["qid"]
-    drawn = project.drawn[qid]
     row = verdict_row(
-        project.queries[qid], body["kind"], body.get("note", ""), project.labeller, drawn
+        project.queries[qid],
+        body["kind"],
+        body.get("note", ""),
+        project.labeller,
+        project.drawn[qid],
+        seconds=_seconds(body),
     )
     return summary(project, project.verdict_file.record(row))
+
+
+def fix(project: Project, body: dict) -> dict:
+    """A person's version of a query, recorded as a fail of the original (body: qid, failed: a,
+    b or both, question, and the evidence's evidence_start and evidence_end in the document,
+    else the original's; note, seconds). The writer's validation is run on it: with a warning,
+    nothing is written unless the body says `confirm`, and the page asks the person first."""
+    qid = body["qid"]
+    query = project.queries[qid]
+    if body["failed"] not in FIXABLE:
+        raise ValueError(f"a fix mends a query failed for {', '.join(FIXABLE)}")
+    document = project.documents[query["doc_id"]].text
+    start = body.get("evidence_start", query.get("evidence_start"))
+    end = body.get("evidence_end", query.get("evidence_end"))
+    version = fixed_version(str(body["question"]), document, int(start), int(end))
+    warnings = fix_warnings(version, document, query.get("form"))
+    if warnings and body.get("confirm") is not True:
+        return {"saved": False, "warnings": warnings, "fix": version}
+    row = verdict_row(
+        query,
+        body["failed"],
+        body.get("note", ""),
+        project.labeller,
+        project.drawn[qid],
+        fix=version,
+        seconds=_seconds(body),
+    )
+    shown = summary(project, project.verdict_file.record(row))
+    return {**shown, "saved": True, "warnings": warnings, "fix": version}
+
+
+def _seconds(body: dict) -> float | None:
+    """The seconds the page measured for a verdict (None: not measured)."""
+    seconds = body.get("seconds")
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        raise ValueError(f"seconds {seconds!r} is not a time")
+    return float(seconds)
 
 
 def discard(project: Project, body: dict) -> dict:
@@ -312,7 +357,12 @@ def handler(project: Project, secret: str) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             if self._refused(write=True):
                 return
-            routes = {"/api/verdict": record, "/api/undo": undo, "/api/discard": discard}
+            routes = {
+                "/api/verdict": record,
+                "/api/fix": fix,
+                "/api/undo": undo,
+                "/api/discard": discard,
+            }
             if self.path in routes:
                 self._answer(lambda: routes[self.path](project, self._body()))
             else:

@@ -31,11 +31,22 @@ from goldenset.corpus.verdicts import (
 )
 
 
-def verdict_row(query: dict, kind: str, note: str, labeller: str, drawn: str) -> dict:
-    """A verdict line for a golden-set row: `kind` is pass or one of FAILURES."""
+def verdict_row(
+    query: dict,
+    kind: str,
+    note: str,
+    labeller: str,
+    drawn: str,
+    *,
+    fix: dict | None = None,
+    seconds: float | None = None,
+) -> dict:
+    """A verdict line for a golden-set row: `kind` is pass or one of FAILURES; `fix` the
+    person's own version (corpus.verdicts.FIX_FIELDS) of a query failed for a or b; `seconds`
+    the time it took."""
     if kind != "pass" and kind not in FAILURES:
         raise ValueError(f"verdict {kind!r}: pass or one of {', '.join(FAILURES)}")
-    return {
+    row = {
         **{name: query.get(name) for name in FIELDS[:5]},
         "verdict": "pass" if kind == "pass" else "fail",
         "failed": None if kind == "pass" else kind,
@@ -43,6 +54,11 @@ def verdict_row(query: dict, kind: str, note: str, labeller: str, drawn: str) ->
         "labeller": labeller,
         "drawn": drawn,
     }
+    if fix is not None:
+        row["fix"] = fix
+    if seconds is not None:
+        row["seconds"] = round(float(seconds), 1)
+    return row
 
 
 class VerdictFile:
@@ -111,7 +127,8 @@ def _same(before: dict | None, row: dict) -> bool:
     return before is not None and all(before.get(name) == row.get(name) for name in CHANGES)
 
 
-CHANGES = ("verdict", "failed", "reason", "drawn")  # what makes a verdict on a question new
+# what makes a verdict on a question new (a fix with other text is; the seconds it took are not)
+CHANGES = ("verdict", "failed", "reason", "drawn", "fix")
 
 
 @dataclass(frozen=True)
