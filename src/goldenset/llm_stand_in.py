@@ -9,7 +9,8 @@ twice" and "resume asks only for what is missing". The batch API's stand-in
 Nothing in the pipeline imports this module, and importing goldenset does not import it.
 
 It also runs on its own, so that a page of the docs can show a run with Claude where no key can
-reach the API (every answer is a toy question, "What should I know about <word>?")::
+reach the API (every answer is a toy query in the form asked: "What should I know about
+<word>?", "Much is known today about <word>." or "<word> facts")::
 
     eval "$(python -m goldenset.llm_stand_in start)"   # sets *_BASE_URL and *_API_KEY
     eval "$(python -m goldenset.llm_stand_in stop)"    # stops it, unsets them
@@ -33,6 +34,8 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from goldenset.generation.prompt import CLAIM, KEYWORDS
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -97,18 +100,32 @@ _ANTHROPIC_ERRORS = {
 def question_for(sentence: str) -> str:
     """A valid question about a sentence, built from its longest word: it shares half of its
     content words ("know" and that word) with the document, as a real query typically does."""
+    return f"What should I know about {_longest_word(sentence)}?"
+
+
+def query_for(sentence: str, request_text: str) -> str:
+    """A valid query about a sentence in the form the prompt asks for (the reply line of
+    goldenset.generation.prompt's forms): a question, a claim or a keyword search."""
+    if CLAIM.reply in request_text:
+        return f"Much is known today about {_longest_word(sentence)}."
+    if KEYWORDS.reply in request_text:
+        return f"{_longest_word(sentence)} facts"
+    return question_for(sentence)
+
+
+def _longest_word(sentence: str) -> str:
     words = sorted(
         {w.lower() for w in re.findall(r"[A-Za-z]{4,}", sentence)}, key=lambda w: (-len(w), w)
     )
-    return f"What should I know about {(words + ['this'])[0]}?"
+    return (words + ["this"])[0]
 
 
 def valid_answer(passage: str, request_text: str) -> str:
-    """The default behaviour: a question about the marked target sentence that passes
-    validation."""
+    """The default behaviour: a query about the marked target sentence, in the form asked, that
+    passes validation."""
     last_passage = request_text.rsplit("<passage>", 1)[-1]
     targets = _TARGET.findall(last_passage)
-    return question_for(targets[0] if targets else passage)
+    return query_for(targets[0] if targets else passage, request_text)
 
 
 def _text_of(content: object) -> str:

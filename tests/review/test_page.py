@@ -290,3 +290,60 @@ def test_a_verdict_follows_its_question_and_a_stale_one_is_listed_until_discarde
         ("gs-old", "tester"),
         ("gs-gone", "someone else"),
     ]
+
+
+def test_a_fix_is_typed_its_evidence_moved_its_warning_confirmed_and_esc_keeps_nothing(
+    browser, project
+):
+    fixed = "Que répare la protéine p53 après une irradiation?"  # answered: no warning
+    with served(project) as url:
+        page = open_page(browser, url)
+        first = current_qid(page)
+        shown = page.locator("#question").inner_text()
+        page.keyboard.press("e")
+        page.wait_for_selector("body[data-fixing]")
+        assert page.input_value("#fix-text") == shown  # prefilled
+        page.fill("#fix-text", fixed)
+        page.keyboard.press("Enter")
+        wait_for(lambda: first in verdicts_in(project))
+        second = current_qid(page)
+        assert second != first  # a saved fix moves on
+        page.keyboard.press("e")
+        page.fill("#fix-text", "p53?")
+        page.keyboard.press("Escape")  # cancelled: nothing recorded
+        page.wait_for_selector("body:not([data-fixing])")
+        page.keyboard.press("e")
+        page.fill("#fix-text", "La fin?")  # too short: the writer would reject it
+        page.keyboard.press("Alt+ArrowDown")  # the evidence moves to the next sentence
+        page.select_option("#fix-failed", "both")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.getElementById('fix-warnings').textContent")
+        assert second not in verdicts_in(project)  # warned, not yet written
+        page.keyboard.press("Enter")  # saved anyway
+        wait_for(lambda: second in verdicts_in(project))
+        assert page.errors == []
+    verdicts = verdicts_in(project)
+    assert verdicts[first]["fix"]["question"] == fixed
+    assert verdicts[first]["fix"]["evidence"] == EVIDENCE  # not moved
+    assert (verdicts[first]["verdict"], verdicts[first]["failed"]) == ("fail", "a")
+    assert verdicts[first]["seconds"] > 0
+    assert verdicts[second]["failed"] == "both"
+    assert verdicts[second]["fix"]["evidence"] == "Fin 🎉."
+    assert len(verdicts) == 2
+
+
+def test_a_sentence_clicked_while_fixing_becomes_the_evidence(browser, project):
+    with served(project) as url:
+        page = open_page(browser, url)
+        qid = current_qid(page)
+        page.keyboard.press("e")
+        page.click(".sentence >> text=naïve")
+        assert page.locator(".sentence.evidence").inner_text() == "Ünïcödé 🧬🧪 header — naïve."
+        page.fill("#fix-text", "Que dit l'en-tête du document naïf?")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.getElementById('fix-warnings').textContent")
+        page.keyboard.press("Enter")
+        wait_for(lambda: qid in verdicts_in(project))
+        assert page.locator(f".row[data-qid='{qid}'] .mark").inner_text() == "✎ fixed"
+        assert page.errors == []
+    assert verdicts_in(project)[qid]["fix"]["evidence"] == "Ünïcödé 🧬🧪 header — naïve."

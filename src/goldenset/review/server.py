@@ -195,7 +195,7 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
 
 
 def _kind(row: dict) -> str:
-    return row["failed"] or "pass"
+    return "fixed" if row.get("fix") else row["failed"] or "pass"
 
 
 def _stale(row: dict) -> dict:

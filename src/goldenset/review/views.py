@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from goldenset.core.spans import sentence_spans
 from goldenset.corpus.places import place_label
 
 
@@ -43,7 +44,26 @@ def query_view(query: Mapping, document: Document, context: int) -> dict:
         "title": document.title,
         "text": marked(document.text[low:high], start - low, end - low),
         "cut": [low > 0, high < len(document.text)],
+        "span": [start, end],  # the evidence's place in the document
+        "sentences": sentence_pieces(document.text, low, high),
     }
+
+
+def sentence_pieces(text: str, low: int, high: int) -> list[list]:
+    """text[low:high] as pieces that together spell it: [sentence, start, end] with the
+    sentence's place in the text, or [between, None, None] for what lies between sentences.
+    The page moves a fix's evidence by these places, never by its own offsets."""
+    pieces: list[list] = []
+    at = low
+    for start, end in sentence_spans(text[low:high]):  # the window's: a document may be a book
+        start, end = start + low, end + low
+        if start > at:
+            pieces.append([text[at:start], None, None])
+        pieces.append([text[start:end], start, end])
+        at = end
+    if at < high:
+        pieces.append([text[at:high], None, None])
+    return pieces
 
 
 def missed(results: pd.DataFrame, retriever: str) -> list[str]:
