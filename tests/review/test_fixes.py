@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import urllib.error
 
+import pandas as pd
 import pytest
 
+from goldenset.audit.checks import Audit, opening
+from goldenset.core.params import ReviewParams
 from goldenset.corpus.queries import read_refused
-from goldenset.corpus.verdicts import parse_verdicts, verdict_problem
+from goldenset.corpus.verdicts import golden_line, parse_verdicts, verdict_problem
 from goldenset.review.fixes import fix_warnings, fixed_version
+from goldenset.review.pipeline import person_estimate
 from goldenset.review.verdicts import VerdictFile, verdict_row
 from tests.review.conftest import post, served, verdicts_in, write_project
 from tests.review.test_page import EVIDENCE, TEXT, toy_questions
@@ -117,3 +121,31 @@ def test_the_page_saves_a_fix_after_its_warnings_are_confirmed(tmp_path):
     assert first["fix"]["question"] == "p53?" and first["seconds"] == 8.0
     assert first["fix"]["evidence"] == EVIDENCE  # the original's evidence, unless moved
     assert verdicts["gs-002"]["fix"]["evidence"] == TEXT[: START - 1].strip()
+
+
+def test_the_review_says_what_it_kept_passed_fixed_or_failed_and_the_minutes_a_kept_question_took():
+    version = fixed_version(GOOD, TEXT, START, START + len(EVIDENCE))
+    queries = [{**QUERY, "qid": f"q{i}"} for i in range(5)]
+    rows = [
+        verdict_row(queries[0], "pass", "", "ann", "random", seconds=30),
+        verdict_row(queries[1], "a", "", "ann", "random", fix=version, seconds=90),
+        verdict_row(queries[2], "b", "", "ann", "random", fix=version, seconds=60),
+        verdict_row(queries[3], "nonsense", "", "ann", "random", seconds=20),
+        verdict_row(queries[4], "pass", "", "ann", "least_sure", seconds=500),  # not the sample
+        verdict_row(queries[0], "pass", "", "bob", "random", seconds=40),  # a second person's time
+    ]
+    verdicts = parse_verdicts("".join(json.dumps(row) + "\n" for row in rows), "v.jsonl")
+    qids = {query["qid"] for query in queries}
+    person = person_estimate(verdicts, qids, set(), ReviewParams())
+    assert (person["checked"], person["passed"]) == (4, 1)  # the writer's share: a fix fails
+    golden = person["golden"]
+    assert (golden["as_written"], golden["fixed"], golden["failed"]) == (1, 2, 1)
+    assert (golden["checked"], golden["passed"]) == (4, 3)
+    assert golden["minutes_per_golden"] == round((30 + 90 + 60 + 20 + 40) / 60 / 3, 2)
+    assert golden_line(golden) == (
+        "kept 3 of 4, 75% [30%, 95%]: 1 as written, 2 fixed, 1 failed; 1.3 min a question kept"
+    )
+    audit = Audit({"questions": 5, "review": {"person": person}}, [], pd.DataFrame(), [])
+    assert "  - " + golden_line(golden) in opening(audit)
+    unfixed = parse_verdicts(json.dumps(rows[0]) + "\n", "v.jsonl")
+    assert "golden" not in person_estimate(unfixed, qids, set(), ReviewParams())

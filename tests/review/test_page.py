@@ -321,6 +321,10 @@ def test_a_fix_is_typed_its_evidence_moved_its_warning_confirmed_and_esc_keeps_n
         assert second not in verdicts_in(project)  # warned, not yet written
         page.keyboard.press("Enter")  # saved anyway
         wait_for(lambda: second in verdicts_in(project))
+        page.wait_for_function(  # the writer's share counts fixes as fails; the kept count not
+            "() => document.getElementById('estimate').textContent === "
+            "'random sample: 2 checked: 0 pass, 0% [0%, 66%] · kept 2, 2 of them fixed'"
+        )
         assert page.errors == []
     verdicts = verdicts_in(project)
     assert verdicts[first]["fix"]["question"] == fixed

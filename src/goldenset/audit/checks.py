@@ -26,7 +26,7 @@ from goldenset.core.echo import WindowIndex, echo, overlap
 from goldenset.core.params import AuditParams
 from goldenset.core.stats import bootstrap_interval
 from goldenset.corpus.querysets import QuerySet, references
-from goldenset.corpus.verdicts import share_line
+from goldenset.corpus.verdicts import golden_line, share_line
 from goldenset.generation.prompt import plural, users_form
 from goldenset.judge.model import CRITERIA, TRUSTED_AUC
 from goldenset.metrics.chance import chance_levels
@@ -506,6 +506,8 @@ def _person_lines(review: dict | None) -> list[str]:
     if not person["checked"]:
         return ["- a person: no verdict on a question drawn at random yet"]
     lines = [f"- a person, on questions drawn at random: {share_line(person)}"]
+    if "golden" in person:
+        lines.append(_cut(f"  - {golden_line(person['golden'])}"))
     if "now" in person:
         lines.append(
             f"  - of the set as it is now ({person['replaced']} failed asked again): "

@@ -287,3 +287,15 @@ def share_line(share: dict) -> str:
         f"{share['passed']} of {share['checked']} pass, {share['estimate']:.0%} "
         f"[{share['low']:.0%}, {share['high']:.0%}]"
     )
+
+
+def golden_line(golden: dict) -> str:
+    """ "kept 22 of 30, 73% [55%, 86%]: 12 as written, 10 fixed, 8 failed; 0.8 min a question
+    kept" of goldenset.review.pipeline.golden_share's dict (the audit's opening: 100 characters)."""
+    minutes = golden["minutes_per_golden"]
+    return (
+        f"kept {golden['passed']} of {golden['checked']}, {golden['estimate']:.0%} "
+        f"[{golden['low']:.0%}, {golden['high']:.0%}]: {golden['as_written']} as written, "
+        f"{golden['fixed']} fixed, {golden['failed']} failed"
+        + (f"; {minutes:.1f} min a question kept" if minutes is not None else "")
+    )

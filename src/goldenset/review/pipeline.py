@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from goldenset.core.params import ReviewParams
-from goldenset.corpus.verdicts import CarriedOver, Verdicts, labeller_of, pass_share, share_line
+from goldenset.corpus.verdicts import (
+    CarriedOver,
+    Verdicts,
+    golden_line,
+    labeller_of,
+    pass_share,
+    share_line,
+)
 from goldenset.review.verdicts import Agreement, agreements
 
 
@@ -30,17 +37,39 @@ def person_estimate(
     (review.min_verdicts), and, when questions were replaced, the share of the set as it is now
     (random verdicts of questions still in it: higher, as only the failed ones left)."""
     decided = verdicts.decided(params.disagreement)
-    share = pass_share(drawn_at_random(decided, golden_qids | reasked))
+    drawn = drawn_at_random(decided, golden_qids | reasked)
+    share = pass_share(drawn)
     enough = {"min_verdicts": params.min_verdicts}
     if share is None:
         return {"checked": 0, "enough": False, **enough}
     estimate = {**share.as_dict(), "enough": share.checked >= params.min_verdicts, **enough}
+    if any(row.get("fix") for row in drawn):
+        estimate["golden"] = golden_share(drawn, verdicts, golden_qids | reasked)
     replaced = len(drawn_at_random(decided, reasked - golden_qids))
     if replaced:
         now = pass_share(drawn_at_random(decided, golden_qids))
         estimate["replaced"] = replaced
         estimate["now"] = now.as_dict() if now else {"checked": 0}
     return estimate
+
+
+def golden_share(drawn: list[dict], verdicts: Verdicts, qids: set[str]) -> dict:
+    """What the review made of the random sample (`drawn`, one verdict a question): the share
+    the team keeps, passed or fixed, with its interval (a pass share's keys: `passed` counts
+    those kept); how many passed as written, were fixed and failed; and the minutes people spent
+    a question kept, from every labeller's recorded seconds on the sample (None: none recorded)."""
+    kept = pass_share([{"verdict": "pass" if row.get("fix") else row["verdict"]} for row in drawn])
+    sample = [row for row in verdicts.latest.values() if row.get("drawn") != "least_sure"]
+    timed = [row.get("seconds") for row in sample if row["qid"] in qids]
+    timed = [seconds for seconds in timed if seconds is not None]
+    minutes = round(sum(timed) / 60 / kept.passed, 2) if timed and kept.passed else None
+    return {
+        **kept.as_dict(),
+        "as_written": sum(row["verdict"] == "pass" for row in drawn),
+        "fixed": sum(bool(row.get("fix")) for row in drawn),
+        "failed": sum(row["verdict"] == "fail" and not row.get("fix") for row in drawn),
+        "minutes_per_golden": minutes,
+    }
 
 
 def labeller_estimates(verdicts: Verdicts, qids: set[str]) -> dict[str, dict]:
@@ -122,6 +151,8 @@ def review_section(review: Review, metrics: dict) -> list[str]:
         if person["checked"]
         else "- the people: no verdict on a question drawn at random yet"
     ]
+    if "golden" in person:
+        lines.append(f"- {golden_line(person['golden'])}: a fix counts as failed as written")
     if "now" in person:
         lines.append(
             f"- of the set as it is now: {share_line(person['now'])}; {person['replaced']} "

@@ -171,6 +171,9 @@ def summary(project: Project, verdicts: Verdicts) -> dict:
     mine = verdicts.only(project.labeller)
     share = person_estimate(mine, qids, project.reasked, project.params)
     estimate = checked_line(share) if share["checked"] else "no verdict yet"
+    if "golden" in share:
+        golden = share["golden"]
+        estimate += f" · kept {golden['passed']}, {golden['fixed']} of them fixed"
     if "now" in share:
         estimate += f" · as the set is now: {share_line(share['now'])}"
     shown = {
