@@ -173,7 +173,7 @@ def examples_file_params(server: LoopbackLLM) -> dict:
         "max_questions": 2,
         "example_queries": "examples/queries.jsonl",
         "example_count": 1,
-        "form": "question",  # the loopback writes questions, whatever the examples' form
+        "form": "question",  # set outright: what reaches the prompt is the test, not the form
         "candidates": 1,
         "openai": {"base_url": server.openai_url},
     }
