@@ -63,6 +63,7 @@ def settings(tmp_path, **overrides) -> GenerateParams:
         max_retries=3,
         resamples=0,  # an invalid answer is corrected at once
         candidates=1,  # the first valid answer is kept
+        form="question",  # set outright: these tests are of the runner; forms have their own
         cache_dir=str(tmp_path / "llm"),
     )
     values.update(overrides)

@@ -69,7 +69,7 @@ class GenerateFields(Section):
         "of its failed queries are asked again, each failed query shown as refused; null: off",
     )
     form: Literal["auto", "question", "claim", "keywords"] = Field(
-        "question",
+        "auto",
         description="what the writer writes; auto: the form most example queries take "
         "(questions without examples)",
     )
