@@ -49,6 +49,7 @@ def main_job(folder: Path, pdf: bool, base_url: str) -> Path:
         generate={
             "provider": "openai",
             "model": "loopback-model",
+            "form": "question",  # set outright: the test is of PDFs, and its bounds of questions
             "openai": {"base_url": base_url},
         },
         audit={"judge_sample": 0},
