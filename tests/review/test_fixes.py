@@ -108,9 +108,17 @@ def test_the_page_saves_a_fix_after_its_warnings_are_confirmed(tmp_path):
         unanswered = post(url + "/api/fix", {"qid": "gs-002", **moved})  # the header says no such
         assert unanswered["saved"] is False and unanswered["warnings"][0].startswith("not answered")
         assert post(url + "/api/fix", {"qid": "gs-002", **moved, "confirm": True})["saved"] is True
-        with pytest.raises(urllib.error.HTTPError) as error:
-            post(url + "/api/fix", {"qid": "gs-000", "failed": "nonsense", "question": GOOD})
-        assert error.value.code == 400
+        malformed = [
+            {"failed": "nonsense", "question": GOOD},
+            {"failed": "a", "question": ["not", "text"]},
+            {"failed": "a", "question": GOOD, "evidence_start": [0], "evidence_end": 5},
+            {"failed": "a", "question": GOOD, "seconds": "ten"},
+        ]
+        for body in malformed:  # each answered 400, none written
+            with pytest.raises(urllib.error.HTTPError) as error:
+                post(url + "/api/fix", {"qid": "gs-000", "confirm": True, **body})
+            assert error.value.code == 400, body
+        assert "gs-000" not in verdicts_in(project)
     verdicts = verdicts_in(project)
     first = verdicts["gs-001"]
     assert (first["question"], first["verdict"], first["failed"]) == (

@@ -168,13 +168,21 @@ def verdict_problem(row: object) -> str | None:
         return f"failed {failed!r} is not one of {', '.join(FAILURES)}"
     if row.get("drawn", "random") not in DRAWN:
         return f"drawn {row.get('drawn')!r} is not one of {', '.join(DRAWN)}"
-    seconds = row.get("seconds")
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int | float)):
-        return f"seconds {seconds!r} is not a number"
-    if seconds is not None and seconds < 0:
-        return f"seconds {seconds!r} is negative"
+    if problem := seconds_problem(row.get("seconds")):
+        return problem
     if row.get("fix") is not None:
         return fix_problem(row)
+    return None
+
+
+def seconds_problem(seconds: object) -> str | None:
+    """Why a verdict's `seconds` is not a time, or None (None: not measured)."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return f"seconds {seconds!r} is not a number"
+    if seconds < 0:
+        return f"seconds {seconds!r} is negative"
     return None
 
 

@@ -40,6 +40,7 @@ from goldenset.corpus.verdicts import (
     carry_over,
     checked_line,
     labeller_of,
+    seconds_problem,
     share_line,
 )
 from goldenset.review.fixes import fix_warnings, fixed_version
@@ -270,7 +271,10 @@ def fix(project: Project, body: dict) -> dict:
     document = project.documents[query["doc_id"]].text
     start = body.get("evidence_start", query.get("evidence_start"))
     end = body.get("evidence_end", query.get("evidence_end"))
-    version = fixed_version(str(body["question"]), document, int(start), int(end))
+    text = body["question"]
+    if not isinstance(text, str) or not all(_whole(at) for at in (start, end)):
+        raise ValueError("a fix is a question's text and its evidence's whole-number offsets")
+    version = fixed_version(text, document, int(start), int(end))
     warnings = fix_warnings(version, document, query.get("form"))
     if warnings and body.get("confirm") is not True:
         return {"saved": False, "warnings": warnings, "fix": version}
@@ -287,14 +291,15 @@ def fix(project: Project, body: dict) -> dict:
     return {**shown, "saved": True, "warnings": warnings, "fix": version}
 
 
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _seconds(body: dict) -> float | None:
     """The seconds the page measured for a verdict (None: not measured)."""
-    seconds = body.get("seconds")
-    if seconds is None:
-        return None
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
-        raise ValueError(f"seconds {seconds!r} is not a time")
-    return float(seconds)
+    if problem := seconds_problem(body.get("seconds")):
+        raise ValueError(problem)
+    return body.get("seconds")
 
 
 def discard(project: Project, body: dict) -> dict:
