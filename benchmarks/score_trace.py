@@ -72,7 +72,7 @@ def traced_scoring(project: Path) -> None:
     from goldenset.scoring.configuration import read_score_inputs, score_inputs
 
     params = load_params(project / "params.yaml")
-    inputs, _ = read_score_inputs(params.score, params.retrievers, params.review, project)
+    inputs, _ = read_score_inputs(params.score, params.retrievers, project)
     retrievers = [name for name, section in params.retrievers if getattr(section, "enabled", 0)]
     sets = [name for name, found in inputs.query_sets.items() if len(found)]
     outputs, counts = trace_calls(lambda: score_inputs(inputs, params.score, params.retrievers))

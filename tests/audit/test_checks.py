@@ -255,7 +255,8 @@ def test_echo_is_the_same_on_a_short_and_a_very_long_document():
 
 def test_the_judges_estimate_comes_with_an_interval_and_its_trust_and_flags_below_the_bar():
     probabilities = pd.DataFrame(
-        {"answered": [0.9, 0.8, 0.1], "specific": [0.9, 0.9, 0.9], "pass": [0.8, 0.7, 0.0]}
+        {"answered": [0.9, 0.8, 0.1], "specific": [0.9, 0.9, 0.9], "pass": [0.8, 0.7, 0.0]},
+        index=PARAPHRASED["qid"],  # by qid: the judge reads the set as written
     )
     judged = Acceptance(probabilities, {"answered": 0.85, "specific": 0.7, "pass": 0.8})
     audit = run_audit(PARAPHRASED, DOCUMENTS, orthogonal(3), STATS, PARAMS, {}, judged)
@@ -265,6 +266,11 @@ def test_the_judges_estimate_comes_with_an_interval_and_its_trust_and_flags_belo
     assert estimates["pass"]["trusted"] and not estimates["specific"]["trusted"]
     assert any(flag.startswith("judge: an estimated 50% [") for flag in audit.flags)
     assert audit.table["p_pass"].tolist() == [0.8, 0.7, 0.0]
+    # the checks read the set as scored: a question left out has no row, a fixed one no reading
+    scored = PARAPHRASED.iloc[1:].assign(qid=["fx-1", PARAPHRASED["qid"].iloc[2]])
+    applied = run_audit(scored, DOCUMENTS, orthogonal(2), STATS, PARAMS, {}, judged)
+    assert applied.table["p_pass"].tolist()[1] == 0.0 and np.isnan(applied.table["p_pass"][0])
+    assert applied.metrics["judge"]["pass"]["estimate"] == pytest.approx(0.5)  # as written
     report = render_report(audit, PARAMS)
     assert "judge: pass 0.00 (answered 0.10, specific 0.90)" in report
     lenient = AuditParams(min_pass_share=0.5, sample_size=2)
@@ -409,7 +415,8 @@ def test_the_opening_names_the_pairs_of_labellers_that_judged_most_and_counts_th
 
 def test_the_persons_share_sets_the_flag_once_there_are_enough_verdicts():
     probabilities = pd.DataFrame(
-        {"answered": [0.9, 0.8, 0.1], "specific": [0.9, 0.9, 0.9], "pass": [0.8, 0.7, 0.0]}
+        {"answered": [0.9, 0.8, 0.1], "specific": [0.9, 0.9, 0.9], "pass": [0.8, 0.7, 0.0]},
+        index=PARAPHRASED["qid"],  # by qid: the judge reads the set as written
     )
     judged = Acceptance(probabilities, {"answered": 0.85, "specific": 0.7, "pass": 0.8})
     person = {"checked": 30, "passed": 12, "estimate": 0.4, "low": 0.25, "high": 0.58}

@@ -4,7 +4,11 @@ warnings, the verdict line that keeps both, and generate leaving a fixed questio
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -129,6 +133,25 @@ def test_the_page_saves_a_fix_after_its_warnings_are_confirmed(tmp_path):
     assert first["fix"]["question"] == "p53?" and first["seconds"] == 8.0
     assert first["fix"]["evidence"] == EVIDENCE  # the original's evidence, unless moved
     assert verdicts["gs-002"]["fix"]["evidence"] == TEXT[: START - 1].strip()
+    # once `dvc repro` applied them, the page names the qid each fix is scored under
+    with served(project) as url:
+        assert get(url, "gs-001")["fixed_as"] is None  # not applied yet
+        run_apply(project)
+        applied = [json.loads(line) for line in (project / "data/applied.jsonl").open()]
+        fixed_as = {row["fixed_from"]: row["qid"] for row in applied if row.get("fixed_from")}
+        assert set(fixed_as) == {"gs-001", "gs-002"}
+        assert get(url, "gs-001")["fixed_as"] == fixed_as["gs-001"]
+        assert get(url, "gs-000")["fixed_as"] is None
+
+
+def get(url: str, qid: str) -> dict:
+    with urllib.request.urlopen(f"{url}/api/query?qid={qid}") as answer:
+        return json.loads(answer.read())
+
+
+def run_apply(project: Path) -> None:
+    """The apply stage in the project folder, as `dvc repro` runs it."""
+    subprocess.run([sys.executable, "-m", "goldenset.stages.apply"], cwd=project, check=True)
 
 
 def test_the_review_says_what_it_kept_passed_fixed_or_failed_and_the_minutes_a_kept_question_took():

@@ -1,7 +1,8 @@
 """A person's verdicts in the pipeline, under the real dvc CLI: the verdict file re-runs only
 the stages that read it, score leaves out what the person failed exactly as a hand computation
-on data/results.parquet predicts, the audit reports the person's share; and the misses view of
-the page reads that run's outputs."""
+on data/results.parquet predicts, a fix is scored in place of its question with only its new text
+embedded, the audit reports the person's share; and the misses view of the page reads that run's
+outputs."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 
 from goldenset.llm_stand_in import LoopbackLLM
+from goldenset.review.fixes import fixed_version
 from goldenset.review.verdicts import VerdictFile, verdict_row
 from goldenset.review.views import missed
 from tests.review.conftest import current_qid, golden_rows, open_page, served
@@ -27,6 +29,8 @@ from tests.support.dvc_project import (
 )
 
 pytestmark = pytest.mark.slow
+# a verdict re-runs these, never generate: embed encodes nothing new for a fail
+REVIEWED = {"apply", "embed", "score", "audit"}
 HEADLINE = ["doc_ndcg@10", "context_recall@512", "context_hit@512", "ndcg@10", "recall@10", "mrr"]
 
 
@@ -40,7 +44,8 @@ def project(tmp_path_factory) -> Path:
             generate={
                 "provider": "openai",
                 "model": "loopback-model",
-                "max_questions": 40,
+                "max_questions": 60,
+                "form": "question",  # the stand-in's questions: more distinct than its claims
                 "openai": {"base_url": server.openai_url},
             },
             audit={"judge_sample": 0},  # the judge has its own tests: no model loaded here
@@ -61,7 +66,7 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
         *(verdict_row(row, verdicts_of_me(row, failed), "", "me", "random") for row in checked)
     )
     output = run(["dvc", "repro"], project)
-    assert stages_run(output) == {"score", "audit"}
+    assert stages_run(output) == REVIEWED
     scores = json.loads((project / "metrics/scores.json").read_text())["synthetic"]
     kept = before[~before["qid"].isin(failed)]
     for retriever, found in kept.groupby("retriever"):
@@ -73,6 +78,7 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
     assert detail["review"] == {
         "questions": len(rows),
         "checked": len(checked),
+        "fixed": 0,
         "left_out": len(failed),
         "scored": len(rows) - len(failed),
         "scored_checked": len(checked) - len(failed),
@@ -97,7 +103,7 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
             for row in checked
         )
     )
-    assert stages_run(run(["dvc", "repro"], project)) == {"score", "audit"}
+    assert stages_run(run(["dvc", "repro"], project)) == REVIEWED
     split = failed | {passed_by_me[0]["qid"]}  # review.disagreement: fail, the default
     detail = json.loads((project / "metrics/detail.json").read_text())
     assert detail["review"]["left_out"] == len(split)
@@ -110,14 +116,14 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
     disagreements = report.split("### Where")[1].split("\n## ")[0]
     assert sum(line.startswith("- **") for line in disagreements.splitlines()) == 2
     edit_params(project, review={"disagreement": "pass"})
-    assert stages_run(run(["dvc", "repro"], project)) == {"score", "audit"}
+    assert stages_run(run(["dvc", "repro"], project)) == REVIEWED
     detail = json.loads((project / "metrics/detail.json").read_text())
     assert detail["review"]["left_out"] == len(failed - {checked[0]["qid"]})
     edit_params(project, review={"disagreement": "fail"})
     run(["dvc", "repro"], project)
-    # verdict edits re-run the same two; leave_out_failed: false scores every question again
+    # leave_out_failed: false scores every question again
     edit_params(project, review={"leave_out_failed": False})
-    assert stages_run(run(["dvc", "repro"], project)) == {"score"}
+    assert stages_run(run(["dvc", "repro"], project)) == REVIEWED
     scores = json.loads((project / "metrics/scores.json").read_text())["synthetic"]
     assert scores["dense"]["n_queries"] == len(rows)
     edit_params(project, review={"leave_out_failed": True})
@@ -168,3 +174,78 @@ def test_the_misses_view_shows_two_retrievers_answers(browser, project):
         page.select_option("#retriever-b", "bm25")
         page.wait_for_selector("#side-b h3:text-matches('^bm25')")
         assert page.errors == []
+
+
+def test_ten_fixes_and_ten_fails_embed_the_fixed_texts_alone_and_are_scored(project):
+    rows = golden_rows(project)
+    assert len(rows) >= 22
+    texts = pd.read_parquet(project / "data/documents.parquet").set_index("doc_id")["text"]
+    fixes, fails, passes = rows[:10], rows[10:20], rows[20:22]
+    lines = [
+        verdict_row(
+            row,
+            "a",
+            "",
+            "fixer",
+            "random",
+            fix=fixed_version(
+                f"{row['question']} Fixed {i}.",
+                texts[row["doc_id"]],
+                row["evidence_start"],
+                row["evidence_end"],
+            ),
+            seconds=20,
+        )
+        for i, row in enumerate(fixes)
+    ]
+    lines += [verdict_row(row, "b", "", "fixer", "random", seconds=10) for row in fails]
+    lines += [verdict_row(row, "pass", "", "fixer", "random", seconds=5) for row in passes]
+    (project / "review/verdicts.jsonl").unlink(missing_ok=True)
+    VerdictFile(project / "review/verdicts.jsonl").record(*lines)
+    output = run(["dvc", "repro"], project)
+    assert stages_run(output) == REVIEWED  # the writer's answers stand
+    assert "(10 golden questions fixed by a person); 10 vectors encoded" in output
+    applied = [json.loads(line) for line in (project / "data/applied.jsonl").open()]
+    fixed = {row["fixed_from"]: row for row in applied if row.get("fixed_from")}
+    assert list(fixed) == [row["qid"] for row in fixes]
+    assert [row["question"] for row in fixed.values()] == [
+        f"{row['question']} Fixed {i}." for i, row in enumerate(fixes)
+    ]
+    kept = [
+        fixed[row["qid"]]["qid"] if row["qid"] in fixed else row["qid"]
+        for row in rows[:10] + rows[20:]
+    ]
+    assert [row["qid"] for row in applied] == kept
+    vectors = json.loads((project / "data/embeddings/synthetic.ids.json").read_text())
+    assert vectors == kept
+    results = pd.read_parquet(project / "data/results.parquet")
+    golden = results[results["query_set"] == "synthetic"]
+    assert set(golden["qid"]) == set(kept)
+    named = golden.dropna(subset=["fixed_from"]).drop_duplicates("qid")
+    assert dict(zip(named["qid"], named["fixed_from"], strict=True)) == {
+        row["qid"]: original for original, row in fixed.items()
+    }
+    detail = json.loads((project / "metrics/detail.json").read_text())
+    assert detail["review"] == {
+        "questions": len(rows),
+        "checked": 22,
+        "fixed": 10,
+        "left_out": 10,
+        "scored": len(rows) - 10,
+        "scored_checked": 12,
+    }
+    scores = json.loads((project / "metrics/scores.json").read_text())["synthetic"]
+    assert scores["dense"]["n_queries"] == len(rows) - 10
+    audit = json.loads((project / "metrics/audit.json").read_text())
+    assert audit["questions"] == len(rows) - 10  # the checks read the set as scored
+    golden_share = audit["review"]["person"]["golden"]
+    assert (golden_share["as_written"], golden_share["fixed"], golden_share["failed"]) == (
+        2,
+        10,
+        10,
+    )
+    assert golden_share["minutes_per_golden"] == round((200 + 100 + 10) / 60 / 12, 2)
+    assert (audit["review"]["person"]["checked"], audit["review"]["person"]["passed"]) == (22, 2)
+    report = (project / "reports/audit.md").read_text()
+    assert "kept 12 of 22" in report.split("## Figures")[0]
+    assert stages_run(run(["dvc", "repro"], project)) == set()

@@ -18,7 +18,6 @@ from goldenset.review.queue import review_order
 from goldenset.review.verdicts import verdict_row
 from goldenset.review.views import Document, marked, missed, query_view, ranked_view
 from goldenset.scoring.inputs import ScoreInputs, without_questions
-from goldenset.scoring.reviewed import Reviewed, scored_counts
 
 
 def verdicts_of(kinds: dict[str, str], drawn: str = "random") -> Verdicts:
@@ -135,18 +134,6 @@ def test_failed_questions_leave_the_golden_set_only():
     assert left.query_sets["real"] is real and left.query_vectors["real"] is vectors
     gone = without_questions(inputs, {"a", "b", "c"})
     assert "synthetic" not in gone.query_vectors and len(gone.query_sets["synthetic"]) == 0
-
-
-def test_scored_counts_say_what_a_person_checked():
-    verdicts = verdicts_of({"a": "pass", "b": "a", "x": "pass"})
-    counts = scored_counts(["a", "b", "c"], Reviewed(verdicts, frozenset(verdicts.failed("fail"))))
-    assert counts == {
-        "questions": 3,
-        "checked": 2,
-        "left_out": 1,
-        "scored": 2,
-        "scored_checked": 1,
-    }
 
 
 def test_the_persons_share_counts_random_draws_of_this_set_only():

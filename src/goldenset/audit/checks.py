@@ -45,10 +45,9 @@ def is_definitional(question: str) -> bool:
 
 @dataclass(frozen=True)
 class Acceptance:
-    """The audit's judge on the golden set: the probability that a strict reviewer accepts each
-    judged question (a column per criterion, indexed by the question's row in the golden set: a
-    seeded sample of the rows, or all) and each criterion's cross-validated ROC AUC on the
-    labels."""
+    """The audit's judge on the golden set as written: the probability that a strict reviewer
+    accepts each judged question (a column per criterion, indexed by qid: a seeded sample of the
+    questions, or all) and each criterion's cross-validated ROC AUC on the labels."""
 
     probabilities: pd.DataFrame
     aucs: dict[str, float]
@@ -200,7 +199,8 @@ def run_audit(
     table["definitional"] = [is_definitional(q) for q in table["question"]]
     if acceptance is not None:
         for criterion in acceptance.probabilities:
-            table[f"p_{criterion}"] = acceptance.probabilities[criterion]  # NaN: not judged
+            # NaN: not judged (not drawn, or a person's version of a question)
+            table[f"p_{criterion}"] = table["qid"].map(acceptance.probabilities[criterion])
     duplicates = near_duplicate_pairs(question_vectors, params.duplicate_cosine)
     n = len(table)
 

@@ -28,6 +28,7 @@ from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import RETRIEVERS, fused_sections, model_free
+from goldenset.scoring.reviewed import scored_line
 from goldenset.scoring.tokens import document_token_starts
 
 # calibrate's own vectors, beside embed.cache_dir (a folder of the same parent)
@@ -75,14 +76,13 @@ def prepare_runs(
     stage_cache = (project / params.embed.cache_dir).resolve()
     cache_dir = stage_cache.parent / CALIBRATE_CACHE
     check_upstream(project)
-    upstream = read_project_upstream(params.review, project)
-    if upstream.reviewed.failed:
-        progress(
-            f"calibrate: {len(upstream.reviewed.failed)} questions a person failed left out, "
-            "as score does"
-        )
+    upstream = read_project_upstream(project)
+    if upstream.counts:  # as score, the golden set as people left it
+        progress(scored_line(upstream.counts))
     seeds = seeds_to_score(settings.seeds, params.generate.seed)
-    sets = seed_sets(project, upstream, params.generate.seed, seeds, cache_dir, progress)
+    sets = seed_sets(
+        project, upstream, params.review, params.generate.seed, seeds, cache_dir, progress
+    )
     upstream, seed_qids = with_seed_sets(upstream, sets)
     params = anchored(params, project)
     chunkings, models = grid(params)

@@ -6,8 +6,9 @@ stage itself with only its seed changed, in a folder of calibrate's cache
 (`cache/calibrate/seeds/<seed>/`: its params.yaml, links to the project's documents and examples,
 and the data/goldenset.jsonl the stage wrote). The writer's answers go to calibrate's own answer
 cache (`cache/calibrate/llm`), never to the stage's, so `dvc status` stays as it was, and a second
-calibrate asks the writer nothing. The project's own seed is its data/goldenset.jsonl, as `dvc
-repro` wrote it.
+calibrate asks the writer nothing. The project's own seed is its golden set as `dvc repro` left
+it (data/applied.jsonl); each other seed's gets the project's verdicts as the apply stage applies
+them: a verdict on a question that reads the same carries over.
 
 The draws are scored together, as one set of their questions (the pooled set), and their figures
 read per draw from its questions' rows.
@@ -26,9 +27,12 @@ import yaml
 
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
-from goldenset.corpus.queries import EXAMPLES_DIR, golden_evidence
-from goldenset.corpus.querysets import QuerySet, file_reader, read_query_set
+from goldenset.core.files import read_jsonl
+from goldenset.core.params import ReviewParams
+from goldenset.corpus.queries import EXAMPLES_DIR
+from goldenset.corpus.querysets import QuerySet, golden_query_set
 from goldenset.scoring.configuration import ProjectUpstream
+from goldenset.scoring.reviewed import apply_verdicts, read_reviewed
 
 SEEDS_FOLDER = "seeds"  # under calibrate's cache: a folder per seed the generate stage runs in
 ANSWERS_FOLDER = "llm"  # under calibrate's cache: the writer's answers for those seeds
@@ -75,13 +79,15 @@ def write_seed_set(project: Path, seed: int, cache: Path) -> Path:
 def seed_sets(
     project: Path,
     upstream: ProjectUpstream,
+    review: ReviewParams,
     project_seed: int,
     seeds: list[int],
     cache: Path,
     progress: Callable[[str], None],
 ) -> dict[int, QuerySet]:
-    """seed -> its golden set, less the questions a person failed: the project's own for its
-    seed, the others written by the generate stage with that seed (write_seed_set)."""
+    """seed -> its golden set as people left it: the project's own for its seed, the others
+    written by the generate stage with that seed (write_seed_set), with the project's verdicts
+    applied as the apply stage applies them."""
     [golden] = [questions for questions in upstream.query_sets.values() if questions.entry.golden]
     sets = {}
     for seed in seeds:
@@ -89,9 +95,10 @@ def seed_sets(
             sets[seed] = golden
             continue
         progress(f"calibrate: the golden set of generate.seed {seed} (cached answers reused)")
-        folder = write_seed_set(project, seed, cache)
-        written = read_query_set(golden.entry, file_reader(folder))
-        sets[seed] = written.without(upstream.reviewed.failed)
+        written = read_jsonl(write_seed_set(project, seed, cache) / paths.GOLDENSET)
+        reviewed = read_reviewed(review, project, written)
+        applied = apply_verdicts(written, reviewed, review.disagreement).rows
+        sets[seed] = golden_query_set(golden.entry, pd.DataFrame(applied))
     return sets
 
 
@@ -109,8 +116,5 @@ def pooled(sets: dict[int, QuerySet]) -> tuple[QuerySet, dict[int, list[str]]]:
     qids in it."""
     first = next(iter(sets.values()))
     table = pd.concat([questions.table for questions in sets.values()], ignore_index=True)
-    table = table.drop_duplicates("qid").reset_index(drop=True)
-    qids = table["qid"].astype(str).tolist()
-    texts = table[first.entry.text_column].tolist()
-    union = QuerySet(first.entry, table, qids, texts, golden_evidence(table))
+    union = golden_query_set(first.entry, table.drop_duplicates("qid").reset_index(drop=True))
     return union, {seed: list(questions.qids) for seed, questions in sets.items()}

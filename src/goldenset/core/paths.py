@@ -23,6 +23,9 @@ CHUNKS = Path("data/chunks.parquet")
 GOLDENSET = Path("data/goldenset.jsonl")
 REJECTS = Path("data/goldenset.rejects.jsonl")
 GENERATE_STATS = Path("data/generate_stats.json")
+# apply: the golden set as people left it (passed, fixed, failed ones left out), what is scored
+APPLIED = Path("data/applied.jsonl")
+APPLIED_STATS = Path("data/applied_stats.json")  # how the verdicts met it ({}: no verdict)
 # embed: <name>.npy and <name>.ids.json per set of texts (chunks, synthetic, labelled, real)
 EMBEDDINGS = Path("data/embeddings")
 # score

@@ -13,6 +13,10 @@ import json
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
 
 PAGE, HEADING = "page", "heading"  # the fields they add to a golden-set row
 PLACE = "place"  # the column of data/chunks.parquet: where a chunk is ("p. 12-13", "§ A > B")
@@ -112,3 +116,11 @@ def places_by_document(doc_ids: Iterable[str], encoded: Iterable[str | None]) ->
 
 
 NOWHERE = Places()
+
+
+def read_places(path: Path) -> dict[str, Places]:
+    """The page or heading offsets of the documents that have them (PDF and Word files)."""
+    if "places" not in pq.read_schema(path).names:  # ingested before places were kept
+        return {}
+    frame = pd.read_parquet(path, columns=["doc_id", "places"])
+    return places_by_document(frame["doc_id"].astype(str), frame["places"])

@@ -21,6 +21,7 @@ from goldenset.core.files import read_jsonl
 from goldenset.corpus.verdicts import fixed_qids, parse_verdicts
 
 GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
+FIXED_FROM = "fixed_from"  # the original's qid, in a row a person fixed (the apply stage's)
 QUERY_COLUMNS = ["qid", "text"]
 # absent: why a judged document is not in the corpus ("" when it is): trec_eval still counts
 # it as relevant, and a retriever can never find it

@@ -45,11 +45,11 @@ Make = Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]]
 @dataclass(frozen=True)
 class QuerySetEntry:
     name: str  # the first key of its metrics, its result rows and its vectors' file names
-    questions_file: Path  # qid and text_column: a .parquet table, or goldenset.jsonl
+    questions_file: Path  # qid and text_column: a .parquet table, or golden-set rows (.jsonl)
     text_column: str
     judged_by: JudgedBy  # spans: items are chunks; documents: items are documents
     # spans: an evidence table (EVIDENCE_COLUMNS); documents: qrels (QRELS_COLUMNS); None: the
-    # evidence is in the questions file (goldenset.jsonl: doc_id, evidence_start, evidence_end)
+    # evidence is in the questions file (golden-set rows: doc_id, evidence_start, evidence_end)
     judgments: Path | None = None
     golden: bool = False  # the generated set: exported as BEIR, its worst misses reported
     # the audit: its echo's key in metrics/audit.json and plots/echo.json (None: the golden set,
@@ -80,8 +80,8 @@ def made_by_ingest(
 QUERY_SETS: Registry[QuerySetEntry] = Registry(
     "query set", "query_sets", ["goldenset.corpus.querysets"]
 )
-QUERY_SETS.register(
-    "synthetic", QuerySetEntry("synthetic", paths.GOLDENSET, "question", BY_SPANS, golden=True)
+QUERY_SETS.register(  # the golden set as people left it (the apply stage)
+    "synthetic", QuerySetEntry("synthetic", paths.APPLIED, "question", BY_SPANS, golden=True)
 )
 QUERY_SETS.register(
     "labelled",
@@ -180,17 +180,21 @@ def file_reader(root: Path) -> Reader:
 def read_query_set(entry: QuerySetEntry, read: Reader, judgments: bool = True) -> QuerySet:
     """One query set through ``read`` (a project's files, or a git revision's); judgments
     False reads its questions alone (the embed stage depends on no judgment file)."""
-    if entry.questions_file.suffix == ".jsonl":  # absent or empty: no questions (read_goldenset)
-        table = _jsonl(read(entry.questions_file) or b"")
-    else:
-        table = _parquet(read, entry.questions_file)
-    judged = pd.DataFrame()
-    if entry.judgments is None:
-        judged = golden_evidence(table)
-    elif judgments and len(table):
-        judged = _parquet(read, entry.judgments)
+    if entry.judgments is None:  # absent or empty: no questions (read_goldenset)
+        data = read(entry.questions_file)
+        if data is None and entry.golden:  # a revision from before the apply stage
+            data = read(paths.GOLDENSET)
+        return golden_query_set(entry, _jsonl(data or b""))
+    table = _parquet(read, entry.questions_file)
+    judged = _parquet(read, entry.judgments) if judgments and len(table) else pd.DataFrame()
     qids = table["qid"].astype(str).tolist()
     return QuerySet(entry, table, qids, table[entry.text_column].tolist(), judged)
+
+
+def golden_query_set(entry: QuerySetEntry, table: pd.DataFrame) -> QuerySet:
+    """A set whose questions file holds its evidence (golden-set rows) as a QuerySet."""
+    qids = table["qid"].astype(str).tolist()
+    return QuerySet(entry, table, qids, table[entry.text_column].tolist(), golden_evidence(table))
 
 
 def read_query_sets(

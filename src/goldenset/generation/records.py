@@ -4,10 +4,10 @@ how a run's outcomes become those rows."""
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
+from goldenset.core.ids import content_id
 from goldenset.generation.dedupe import repeated_questions
 from goldenset.generation.passages import Passage
 from goldenset.generation.prompt import PROMPT_SHA
@@ -41,13 +41,7 @@ def make_qid(
         "prompt_sha": prompt_sha,
         "identity": identity,
     }
-    salt = 0
-    while True:
-        encoded = json.dumps({**content, "salt": salt}, sort_keys=True, ensure_ascii=False)
-        qid = QID_PREFIX + hashlib.sha256(encoded.encode("utf-8")).hexdigest()[:16]
-        if qid not in taken:
-            return qid
-        salt += 1
+    return content_id(QID_PREFIX, content, taken)
 
 
 def question_row(

@@ -32,6 +32,7 @@ from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
 from goldenset.core.params import ReviewParams
+from goldenset.corpus.queries import FIXED_FROM
 from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.corpus.verdicts import (
     FIXABLE,
@@ -75,6 +76,7 @@ class Project:
 
     def __post_init__(self) -> None:
         self.golden_read = _fingerprint(self.root / paths.GOLDENSET)
+        self._fixed_as: tuple[tuple[int, int] | None, dict[str, str]] = (None, {})
 
     def read_again_if_changed(self) -> None:
         """After `dvc repro` wrote a new golden set: forget what was read of the old one, so
@@ -98,6 +100,18 @@ class Project:
     def queries(self) -> dict[str, dict]:
         rows = read_jsonl(self.root / paths.GOLDENSET)
         return {row["qid"]: {**row, "doc_id": str(row["doc_id"])} for row in rows}
+
+    @property
+    def fixed_as(self) -> dict[str, str]:
+        """original qid -> the qid its fix is scored under, as the last `dvc repro` applied it
+        (read again when it changed: a repro during a review leaves the written set alone)."""
+        path = self.root / paths.APPLIED
+        now = _fingerprint(path)
+        if self._fixed_as[0] != now:
+            rows = read_jsonl(path) if now else []
+            fixed = {row[FIXED_FROM]: row["qid"] for row in rows if row.get(FIXED_FROM)}
+            self._fixed_as = (now, fixed)
+        return self._fixed_as[1]
 
     @cached_property
     def documents(self) -> dict[str, Document]:
@@ -231,7 +245,8 @@ def state(project: Project) -> dict:
 def query(project: Project, qid: str) -> dict:
     row = project.queries[qid]
     view = query_view(row, project.documents[row["doc_id"]], CONTEXT_CHARS)
-    return {**view, "judge": project.judge_probabilities.get(qid)}
+    fixed_as = project.fixed_as.get(qid)  # the qid its fix is scored under
+    return {**view, "judge": project.judge_probabilities.get(qid), "fixed_as": fixed_as}
 
 
 def miss(project: Project, qid: str, retrievers: list[str]) -> dict:

@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
-from goldenset.core.params import ReviewParams
 from goldenset.core.vectors import CHUNK_VECTORS, read_vectors, read_vectors_of
 from goldenset.corpus.places import PLACE
 from goldenset.corpus.querysets import QuerySet, read_query_sets
@@ -29,11 +28,11 @@ from goldenset.scoring.evaluation import RetrieverChoice, score_chunking
 from goldenset.scoring.exports import beir_corpus
 from goldenset.scoring.foreign import StoreChunking, ask_stores
 from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, Chunking, ScoreInputs, own_chunking
-from goldenset.scoring.outputs import ChunkingScores, ScoreOutputs, gathered
+from goldenset.scoring.outputs import ChunkingScores, ScoreOutputs, gathered, with_fixed_from
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import fusable, fusions, load_retrievers, stores
-from goldenset.scoring.reviewed import Reviewed, read_reviewed, scored_counts
+from goldenset.scoring.reviewed import read_applied_counts
 from goldenset.scoring.tokens import document_token_starts
 from goldenset.scoring.topk import resolve_device
 
@@ -41,33 +40,22 @@ from goldenset.scoring.topk import resolve_device
 @dataclass(frozen=True)
 class ProjectUpstream:
     """What every chunking and model of a project is scored against: its documents (doc_id,
-    text), its query sets (the golden set less the questions people failed) and its verdicts."""
+    text) and its query sets, the golden set as people left it (the apply stage's)."""
 
     documents: pd.DataFrame
     query_sets: dict[str, QuerySet]
-    reviewed: Reviewed
-    counts: dict | None  # how the verdicts met the golden set (scored_counts); None: no verdict
+    counts: dict | None  # how the verdicts met the golden set (the apply stage's); None: none
 
 
-def read_project_upstream(review: ReviewParams, root: Path = Path(".")) -> ProjectUpstream:
-    """A project's documents, query sets and verdicts, the golden set's failed questions left
-    out: the one reading of them that the score stage, calibrate and the benchmarks share."""
+def read_project_upstream(root: Path = Path(".")) -> ProjectUpstream:
+    """A project's documents and query sets, and how people's verdicts met its golden set: the
+    one reading of them that the score stage, calibrate and the benchmarks share."""
     documents, sets = read_upstream(root)
-    [golden] = [questions for questions in sets.values() if questions.entry.golden]
-    reviewed = read_reviewed(review, root, golden.table.to_dict("records"))
-    counts = scored_counts(golden.qids, reviewed) if reviewed.verdicts.latest else None
-    sets = {
-        name: questions.without(reviewed.failed) if questions.entry.golden else questions
-        for name, questions in sets.items()
-    }
-    return ProjectUpstream(documents, sets, reviewed, counts)
+    return ProjectUpstream(documents, sets, read_applied_counts(root) or None)
 
 
 def read_score_inputs(
-    score: ScoreParams,
-    retrievers: RetrieversSection,
-    review: ReviewParams,
-    root: Path = Path("."),
+    score: ScoreParams, retrievers: RetrieversSection, root: Path = Path(".")
 ) -> tuple[ScoreInputs, dict | None]:
     """The score stage's inputs under a project folder: chunks, every query set
     (read_project_upstream) and their vectors (data/embeddings, checked against the ids they
@@ -82,7 +70,7 @@ def read_score_inputs(
     chunk_vectors = read_vectors(
         root / paths.EMBEDDINGS, CHUNK_VECTORS, chunks["chunk_id"].tolist()
     )
-    project = read_project_upstream(review, root)
+    project = read_project_upstream(root)
     documents, sets = project.documents, project.query_sets
     chunked = documents[documents["doc_id"].isin(set(chunks["doc_id"]))]
     inputs = ScoreInputs(
@@ -135,7 +123,10 @@ def score_inputs(
         parts.append(part)
     if not parts:
         raise GoldensetError("retrievers: every retriever is disabled; enable at least one")
-    return gathered(parts, score)
+    outputs = gathered(parts, score)
+    for golden in [questions for questions in inputs.query_sets.values() if questions.entry.golden]:
+        outputs.results = with_fixed_from(outputs.results, golden)
+    return outputs
 
 
 def _score(

@@ -15,6 +15,8 @@ import pandas as pd
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import IntervalParams
 from goldenset.core.stats import bootstrap_interval
+from goldenset.corpus.queries import FIXED_FROM
+from goldenset.corpus.querysets import QuerySet
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.ranked import recall_plot_rows
 
@@ -119,3 +121,17 @@ def headline_intervals(
                 "high": interval.high,
             }
     return intervals
+
+
+def with_fixed_from(results: pd.DataFrame, golden: QuerySet) -> pd.DataFrame:
+    """Results with the original's qid beside each golden question a person fixed (None
+    elsewhere); as they were when the golden set holds no fix."""
+    if FIXED_FROM not in golden.table:
+        return results
+    fixed = golden.table.dropna(subset=[FIXED_FROM])
+    originals = dict(zip(fixed["qid"], fixed[FIXED_FROM], strict=True))
+    named = [
+        originals.get(qid) if set_name == golden.name else None
+        for set_name, qid in zip(results["query_set"], results["qid"], strict=True)
+    ]
+    return results.assign(**{FIXED_FROM: pd.Series(named, index=results.index, dtype=object)})

@@ -1,6 +1,10 @@
 """audit: golden set, documents, question vectors, the reference query sets (real and labelled) ->
 metrics/audit.json and reports/audit.md (the judge's estimate of the share a strict reviewer
-accepts, how much the questions echo their source, look-ups, duplicates, coverage)."""
+accepts, how much the questions echo their source, look-ups, duplicates, coverage).
+
+The golden set as written (data/goldenset.jsonl) is the writer's: the judge reads it and people's
+verdicts are counted on it. The set as people left it (data/applied.jsonl) is what is scored: the
+echo, duplicate, coverage and chance checks read it."""
 
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from goldenset.core.errors import GoldensetError
 from goldenset.core.files import file_md5, write_atomically, write_json, write_parquet
 from goldenset.core.params import AuditParams, ReviewParams, StageParams
 from goldenset.core.paths import (
+    APPLIED,
     AUDIT_METRICS,
     AUDIT_REPORT,
     CALIBRATION_METRICS,
@@ -39,6 +44,7 @@ from goldenset.core.paths import (
 )
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import read_vectors
+from goldenset.corpus.queries import read_goldenset
 from goldenset.corpus.querysets import read_query_sets
 from goldenset.judge.model import judge_weights
 from goldenset.review.pipeline import review_metrics, review_section
@@ -59,32 +65,30 @@ def main(params: AuditStage) -> None:
     documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
     query_sets = read_query_sets()
     [golden_set] = [questions for questions in query_sets.values() if questions.entry.golden]
-    golden = golden_set.table
-    if "evidence" not in golden:
-        golden["evidence"] = pd.Series(dtype=str)
+    applied, written = with_evidence(golden_set.table), with_evidence(read_goldenset(GOLDENSET))
     try:
         stats = json.loads(GENERATE_STATS.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
     echoes = reference_echoes(query_sets, documents)
-    reviewed = read_reviewed(params.review, Path("."), golden.to_dict("records"))
+    # the writer's quality and the judge: the set as written; the checks: the set as scored
+    reviewed = read_reviewed(params.review, Path("."), written.to_dict("records"))
     verdicts = reviewed.verdicts
     weights = judge_weights(params.review.judge_path)
-    read = judge(golden, documents, params.audit, set(verdicts.by_qid), weights)
+    read = judge(written, documents, params.audit, set(verdicts.by_qid), weights)
     acceptance = None
     if read is not None:  # the set's share: from the seeded sample alone
-        sampled = read.probabilities.loc[judge_sample(golden, params.audit)]
-        acceptance = Acceptance(sampled, read.aucs)
-    p_pass = read.probabilities["pass"] if read else pd.Series(dtype=float)
-    p_pass.index = golden["qid"].iloc[p_pass.index]
+        sampled = read.probabilities.loc[judge_sample(written, params.audit)]
+        acceptance = Acceptance(by_qid(sampled, written), read.aucs)
+    p_pass = by_qid(read.probabilities, written)["pass"] if read else pd.Series(dtype=float)
     reasked = set(stats.get("reasked", []))  # failed questions generate asked again
     review = review_metrics(
-        verdicts, set(golden["qid"]), reasked, p_pass, params.review, reviewed.carried
+        verdicts, set(written["qid"]), reasked, p_pass, params.review, reviewed.carried
     )
     chance = ChanceLimit(params.score.ks, params.score.max_chance)
     audit = run_audit(
-        golden,
+        applied,
         documents,
         vectors,
         stats,
@@ -95,13 +99,13 @@ def main(params: AuditStage) -> None:
         review.metrics if review else None,
         reference_form(query_sets),
     )
-    write_judge_probabilities(golden, read)
+    write_judge_probabilities(written, read)
     write_json(AUDIT_METRICS, audit.metrics)
     plotted = {"golden_set": audit.table["echo"].tolist()}
     plotted.update({label: values or [] for label, values in echoes.items()})
     write_json(ECHO_PLOT, echo_quantile_rows(plotted))
     section = review_section(review, audit.metrics) if review else []
-    calibrated = calibration_lines(read_calibration(), file_md5(GOLDENSET))
+    calibrated = calibration_lines(read_calibration(), file_md5(APPLIED))
     write_atomically(AUDIT_REPORT, render_report(audit, params.audit, section, calibrated))
     m = audit.metrics
     passing = m.get("judge", {}).get("pass", {})
@@ -137,6 +141,18 @@ def read_calibration() -> dict | None:
     except ValueError:
         log.warning("audit: %s is not JSON: run `goldenset calibrate` again", CALIBRATION_METRICS)
         return None
+
+
+def with_evidence(golden: pd.DataFrame) -> pd.DataFrame:
+    """Golden-set rows with an evidence column (an older set's may lack it)."""
+    if "evidence" not in golden:
+        golden["evidence"] = pd.Series(dtype=str)
+    return golden
+
+
+def by_qid(probabilities: pd.DataFrame, golden: pd.DataFrame) -> pd.DataFrame:
+    """The judge's probabilities by the rows of `golden` they were read from, indexed by qid."""
+    return probabilities.set_axis(golden["qid"].iloc[probabilities.index].to_numpy())
 
 
 def write_judge_probabilities(golden: pd.DataFrame, read: Acceptance | None) -> None:

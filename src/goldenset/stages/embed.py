@@ -12,7 +12,8 @@ from goldenset.core.params import EmbedParams, StageParams
 from goldenset.core.paths import CHUNKS, EMBEDDINGS
 from goldenset.core.stage import run_stage
 from goldenset.core.vectors import write_vectors
-from goldenset.corpus.querysets import read_query_sets
+from goldenset.corpus.queries import FIXED_FROM
+from goldenset.corpus.querysets import QuerySet, read_query_sets
 from goldenset.embedding.sets import embed_sets
 
 log = logging.getLogger("goldenset")
@@ -32,12 +33,24 @@ def main(params: EmbedStage) -> None:
         f"{len(questions)} {name} questions" for name, questions in query_sets.items()
     )
     log.info(
-        "embed: %d chunks, %s; %d vectors encoded (the cache held %d before)",
+        "embed: %d chunks, %s%s; %d vectors encoded (the cache held %d before)",
         len(chunks),
         counted,
+        fixed_note(query_sets),
         embedded.encoded,
         embedded.cached,
     )
+
+
+def fixed_note(query_sets: dict[str, QuerySet]) -> str:
+    """ " (10 of them fixed by a person)" of the golden set; empty when none is: a fixed
+    question's new text is what this stage encodes after a review, the rest is cached."""
+    fixed = sum(
+        int(questions.table[FIXED_FROM].notna().sum())
+        for questions in query_sets.values()
+        if questions.entry.golden and FIXED_FROM in questions.table
+    )
+    return f" ({fixed} golden questions fixed by a person)" if fixed else ""
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 from pydantic import Field
 
 from goldenset.core.echo import WindowIndex
@@ -16,7 +15,7 @@ from goldenset.core.files import write_json, write_jsonl
 from goldenset.core.params import StageParams
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
-from goldenset.corpus.places import Places, places_by_document, with_places
+from goldenset.corpus.places import read_places, with_places
 from goldenset.corpus.queries import in_examples, read_examples, read_refused, refused_qids
 from goldenset.generation.cache import AnswerCache
 from goldenset.generation.params import GenerateParams
@@ -52,14 +51,6 @@ def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
     ids = frame["doc_id"].astype(str)
     titles = dict(zip(ids, frame["title"].fillna("").astype(str), strict=True))
     return list(zip(ids, frame["text"].astype(str), strict=True)), titles
-
-
-def read_places(path: Path) -> dict[str, Places]:
-    """The page or heading offsets of the documents that have them (PDF and Word files)."""
-    if "places" not in pq.read_schema(path).names:  # ingested before places were kept
-        return {}
-    frame = pd.read_parquet(path, columns=["doc_id", "places"])
-    return places_by_document(frame["doc_id"].astype(str), frame["places"])
 
 
 def generation(settings: GenerateParams, ask: bool = True) -> GenerationResult:

@@ -1,6 +1,6 @@
 """score: every retriever on every query set -> metrics, plots, per-question results, exports
 (BEIR, TREC runs) and the worst-misses report (the work: goldenset.scoring.configuration). The
-golden set's questions a person failed (review.folder's verdicts) are left out."""
+golden set is the apply stage's: as people left it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from goldenset.core.params import ReviewParams, StageParams
+from goldenset.core.params import StageParams
 from goldenset.scoring.configuration import (
     read_score_inputs,
     save_answers,
@@ -19,7 +19,6 @@ from goldenset.scoring.configuration import (
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.query_cache import prepare_folder
 from goldenset.scoring.retriever_params import RetrieversParams
-from goldenset.scoring.reviewed import scored_line
 
 log = logging.getLogger("goldenset")
 
@@ -27,19 +26,17 @@ log = logging.getLogger("goldenset")
 class ScoreStage(StageParams):
     score: ScoreParams = Field(default_factory=ScoreParams)
     retrievers: RetrieversParams = Field(default_factory=RetrieversParams)
-    review: ReviewParams = Field(default_factory=ReviewParams)
 
 
 def main(params: ScoreStage) -> None:
     prepare_folder(Path(params.retrievers.external.cache_dir))  # a DVC output
-    inputs, review = read_score_inputs(params.score, params.retrievers, params.review)
+    inputs, review = read_score_inputs(params.score, params.retrievers)
     try:
         outputs = score_inputs(inputs, params.score, params.retrievers)
     finally:  # a retriever that failed half-way keeps the answers it gave
         save_answers(inputs)
     if review is not None:  # no verdict: metrics/detail.json as before
         outputs.detail["review"] = review
-        log.info(scored_line(review))
     write_score_outputs(outputs)
 
 
