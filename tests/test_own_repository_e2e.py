@@ -182,7 +182,7 @@ def test_init_then_dvc_repro_scores_the_golden_set_and_your_retriever(
     params = yaml.safe_load((pipeline / "params.yaml").read_text())
     assert params["ingest"]["path"] == "../docs"
     assert params["retrievers"]["external"]["folder"] == "../search"
-    stages = {"ingest", "chunk", "generate", "embed", "score", "audit"}
+    stages = {"ingest", "chunk", "generate", "apply", "embed", "score", "audit"}
     assert stages_run(output) == {f"goldenset/dvc.yaml:{name}" for name in stages}
     scores = json.loads((pipeline / "metrics/scores.json").read_text())
     golden = (pipeline / "data/goldenset.jsonl").read_text().splitlines()

@@ -264,6 +264,6 @@ def test_a_new_retriever_or_provider_re_runs_only_the_stages_that_use_it():
     }
     providers = SOURCE / "goldenset" / "generation" / "providers"
     assert stages_depending_on(providers / "new_writer.py") == {"generate"}
-    for stage in ("ingest", "chunk", "generate", "embed", "audit"):
+    for stage in ("ingest", "chunk", "generate", "apply", "embed", "audit"):
         script = SOURCE / "goldenset" / "stages" / f"{stage}.py"
         assert not any(retrievers in path.parents for path in imported_files(script)), stage

@@ -340,14 +340,14 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from goldenset.calibrate.seeded import summary
     from goldenset.compare.revisions import head_commit
     from goldenset.core.files import file_md5, write_json
-    from goldenset.core.paths import CALIBRATION_METRICS, CALIBRATION_PLOT, GOLDENSET
+    from goldenset.core.paths import APPLIED, CALIBRATION_METRICS, CALIBRATION_PLOT
 
     project = Path(args.repo)
     calibrations = calibrate(project, args.workdir, args.seeds)
     if args.json:
         write_json(args.json, payload(calibrations))
     write_json(project / CALIBRATION_PLOT, plot_rows(calibrations.pooled))
-    calibrated = summary(calibrations, head_commit(project), file_md5(project / GOLDENSET))
+    calibrated = summary(calibrations, head_commit(project), file_md5(project / APPLIED))
     write_json(project / CALIBRATION_METRICS, calibrated)
     sys.stdout.write(render_markdown(calibrations))
     return 0

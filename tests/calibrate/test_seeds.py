@@ -194,7 +194,7 @@ def test_calibrate_writes_each_seeds_golden_set_judges_each_and_pools_them(tmp_p
     calibrated = json.loads((project / "metrics/calibration.json").read_text())
     head = run_command(["git", "rev-parse", "HEAD"], project).strip()
     assert calibrated["commit"] == head
-    assert calibrated["golden_set_md5"] == file_md5(project / "data/goldenset.jsonl")
+    assert calibrated["golden_set_md5"] == file_md5(project / "data/applied.jsonl")
     assert set(calibrated["seeds"]) == {"0", "1", "2"}
     document = calibrated["groups"]["good model"]["document"]
     assert set(document["seeds"]) == {"0", "1", "2"}

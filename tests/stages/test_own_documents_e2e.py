@@ -66,7 +66,7 @@ def test_own_documents_from_a_fresh_clone_to_scores(tmp_path):
         )
         (fresh / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         output = run(["dvc", "repro"], fresh)
-    assert stages_run(output) == {"ingest", "chunk", "generate", "embed", "score", "audit"}
+    assert stages_run(output) == {"ingest", "chunk", "generate", "apply", "embed", "score", "audit"}
     assert output.count("no real queries: scoring the golden set only") == 2  # ingest, score
 
     documents = pd.read_parquet(fresh / "data" / "documents.parquet")

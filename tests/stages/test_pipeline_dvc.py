@@ -29,7 +29,7 @@ def project(tmp_path_factory) -> Path:
         project, generate={"max_questions": 0}, chunk={"strategy": "sentences", "max_size": 400}
     )
     first = run(["dvc", "repro"], project)
-    assert stages_run(first) == {"ingest", "chunk", "generate", "embed", "score", "audit"}
+    assert stages_run(first) == {"ingest", "chunk", "generate", "apply", "embed", "score", "audit"}
     commit(project, "first run")
     return project
 

@@ -47,6 +47,7 @@ def test_push_to_s3_then_pull_in_a_fresh_clone_runs_nothing(tmp_path: Path) -> N
             "ingest",
             "chunk",
             "generate",
+            "apply",
             "embed",
             "score",
             "audit",
