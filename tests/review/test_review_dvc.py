@@ -247,5 +247,7 @@ def test_ten_fixes_and_ten_fails_embed_the_fixed_texts_alone_and_are_scored(proj
     assert golden_share["minutes_per_golden"] == round((200 + 100 + 10) / 60 / 12, 2)
     assert (audit["review"]["person"]["checked"], audit["review"]["person"]["passed"]) == (22, 2)
     report = (project / "reports/audit.md").read_text()
-    assert "kept 12 of 22" in report.split("## Figures")[0]
+    opening = report.split("## Figures")[0]
+    assert "kept 12 of 22" in opening
+    assert f"{len(rows) - 10} questions scored of the {len(rows)} written" in opening
     assert stages_run(run(["dvc", "repro"], project)) == set()

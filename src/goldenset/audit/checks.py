@@ -217,6 +217,7 @@ def run_audit(
             if reference_form
             else {}
         ),
+        "written": generate_stats.get("questions"),  # before people's verdicts applied
         "answers": generate_stats.get("answers"),
         "yield": generate_stats.get("yield"),
         "rejects": {"total": sum(generate_stats.get("rejects", {}).values())}
@@ -447,10 +448,10 @@ def opening(audit: Audit) -> list[str]:
     are whole under Flags)."""
     m = audit.metrics
     why = m.get("form_reason") or "generate.form"
-    lines = [
-        f"**In one look:** {m['questions']} {plural(m.get('form') or 'question')} ({why}).",
-        "",
-    ]
+    counted = f"{m['questions']} {plural(m.get('form') or 'question')}"
+    if m.get("written") not in (None, m["questions"]):  # people's verdicts applied
+        counted += f" scored of the {m['written']} written"
+    lines = [f"**In one look:** {counted} ({why}).", ""]
     lines += _person_lines(m.get("review"))
     passing = m.get("judge", {}).get("pass")
     if passing and passing["estimate"] is not None:

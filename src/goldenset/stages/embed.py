@@ -50,7 +50,9 @@ def fixed_note(query_sets: dict[str, QuerySet]) -> str:
         for questions in query_sets.values()
         if questions.entry.golden and FIXED_FROM in questions.table
     )
-    return f" ({fixed} golden questions fixed by a person)" if fixed else ""
+    if not fixed:
+        return ""
+    return f" ({fixed} golden question{'s' if fixed > 1 else ''} fixed by a person)"
 
 
 if __name__ == "__main__":
