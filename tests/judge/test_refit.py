@@ -21,7 +21,7 @@ from goldenset.judge.model import (
     fit_criterion,
     load_judge,
 )
-from goldenset.judge.refit import held_out_on_verdicts, refit, shipped_rows
+from goldenset.judge.refit import held_out_on_verdicts, labels_of, refit, shipped_rows
 from tests.conftest import ROOT
 
 
@@ -88,3 +88,46 @@ def test_validate_refits_with_verdicts_on_their_corpus(tmp_path):
     assert "shipped labels and 20 of your verdicts" in done.stdout
     assert json.loads(out.read_text())["labels"] == load_judge().labels + 20
     assert LABELLED_FEATURES.exists()
+
+
+def test_a_fix_is_two_labels_held_out_together():
+    fix = {"question": "Which side effects does olanzapine cause?", "evidence": "It causes X."}
+    verdicts = [
+        {
+            "qid": "q1",
+            "question": "Why?",
+            "evidence": "It causes X.",
+            "verdict": "fail",
+            "failed": "a",
+            "fix": {**fix, "evidence_start": 0, "evidence_end": 12},
+        },
+        {"qid": "q2", "question": "What?", "evidence": "Y.", "verdict": "pass", "failed": None},
+    ]
+    labels = labels_of(verdicts)
+    assert labels["qid"].tolist() == ["q1", "q1/fix", "q2"]
+    assert labels["group"].tolist() == ["q1", "q1", "q2"]
+    assert labels["fixed"].tolist() == [False, True, False]
+    mended = labels.iloc[1]
+    assert (mended["question"], mended["verdict"]) == (fix["question"], "pass")
+    assert pd.isna(mended["failed"])
+    assert labels.iloc[0]["failed"] == "a"  # the original stays failed as written
+
+
+@pytest.mark.slow  # 20 shuffles of 5 folds, twice
+def test_the_refit_reports_the_fixes_labels_with_and_without():
+    team = team_verdicts(100, 2).assign(group=[f"q{i}" for i in range(100)], fixed=False)
+    failed = team.index[team["failed"].notna()][:20]
+    passing = shipped_rows()[shipped_rows()["failed"].isna()].sample(20, random_state=3)
+    fixes = passing[FEATURES].assign(
+        failed=None, group=team.loc[failed, "group"].to_numpy(), fixed=True
+    )
+    both = pd.concat([team, fixes], ignore_index=True)
+    found = held_out_on_verdicts(shipped_rows(), both, "pass")
+    assert (found["verdicts"], found["fixes"]) == (100, 20)
+    probability = load_judge().models["pass"].probability(team)
+    assert found["before"] == round(roc_auc_score(accepted(team, "pass"), probability), 4)
+    assert 0.5 < found["after"] <= 1 and 0.5 < found["without_fixes"] <= 1
+    assert found["after"] != found["without_fixes"]  # the fixes' labels were fitted
+    _, report = refit(shipped_rows(), both)
+    assert "100 of your verdicts" in report and "20 of them fixed" in report
+    assert "refitted AUC without the fixes' labels" in report

@@ -7,6 +7,9 @@ Held out on the team's verdicts, each criterion's ROC AUC:
 - the shipped judge's (it never saw them);
 - the refitted judge's: stratified 5-fold over the verdicts, each fold scored by a model fitted
   on the shipped labels and the other four folds, 20 shuffles.
+A person's fix is two labels, the original as a fail and their version as a pass, kept in one
+fold; the refitted judge is then reported with the fixes' labels and without them, both scored
+on the verdicts' originals (the questions a writer wrote, which the judge is for).
 Writes the judge fitted on all of them (`goldenset review --refit`: review.folder/judge.json,
 which the audit then reads in place of the shipped one) and prints the table.
 
@@ -62,43 +65,94 @@ def verdict_features(
     return pd.concat([known, features], axis=1)
 
 
-def held_out_on_verdicts(shipped: pd.DataFrame, team: pd.DataFrame, criterion: str) -> dict:
-    """AUC on the team's verdicts: the shipped judge's, and the refitted one's held out."""
-    from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import StratifiedKFold
+FIX_SUFFIX = "/fix"  # the qid of a person's version of a question, as a label
 
-    y_team, y_shipped = accepted(team, criterion), accepted(shipped, criterion)
-    if len(set(y_team)) < 2 or min(np.bincount(y_team)) < FOLDS:
-        return {"verdicts": len(team), "before": None, "after": None}
-    before = load_judge().models[criterion].probability(team)
-    aucs = []
+
+def labels_of(verdicts: list[dict]) -> pd.DataFrame:
+    """The verdicts as labels, one row each, and a fix as two (the original failed as written,
+    the person's version passing, `fixed` True), each row's `group` the original's qid: an
+    original and its fix are held out together, so neither teaches the judge about the other."""
+    rows = []
+    for row in verdicts:
+        rows.append({**row, "group": row["qid"], "fixed": False})
+        fix = row.get("fix")
+        if fix:
+            version = {"question": fix["question"], "evidence": fix["evidence"]}
+            passed = {"verdict": "pass", "failed": None, "fix": None}
+            rows.append(
+                {
+                    **row,
+                    **version,
+                    **passed,
+                    "qid": row["qid"] + FIX_SUFFIX,
+                    "group": row["qid"],
+                    "fixed": True,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def held_out_on_verdicts(shipped: pd.DataFrame, team: pd.DataFrame, criterion: str) -> dict:
+    """AUC on the team's verdicts (their originals: a fix's version is a label, not a question
+    the writer wrote): the shipped judge's; the refitted one's held out, fitted with the fixes'
+    labels (after) and without them (without_fixes), on the same folds of whole groups."""
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    fixed = team["fixed"].to_numpy(bool) if "fixed" in team else np.zeros(len(team), bool)
+    groups = team["group"] if "group" in team else pd.Series(range(len(team)))
+    original = team[~fixed]
+    y_team, y_original = accepted(team, criterion), accepted(original, criterion)
+    y_shipped = accepted(shipped, criterion)
+    found = {"verdicts": len(original), "fixes": int(fixed.sum())}
+    if len(set(y_original)) < 2 or min(np.bincount(y_original)) < FOLDS:
+        return {**found, "before": None, "after": None, "without_fixes": None}
+    before = load_judge().models[criterion].probability(original)
+    aucs: dict[str, list[float]] = {"after": [], "without_fixes": []}
     for repeat in range(REPEATS):
-        held_out = np.zeros(len(team))
-        split = StratifiedKFold(FOLDS, shuffle=True, random_state=SEED + repeat)
-        for train, test in split.split(team, y_team):
-            x = pd.concat([shipped[FEATURES], team.iloc[train][FEATURES]], ignore_index=True)
-            y = np.concatenate([y_shipped, y_team[train]])
-            held_out[test] = fit_criterion(x, y, float("nan")).probability(team.iloc[test])
-        aucs.append(roc_auc_score(y_team, held_out))
+        held_out = {name: np.zeros(len(team)) for name in aucs}
+        split = StratifiedGroupKFold(FOLDS, shuffle=True, random_state=SEED + repeat)
+        for train, test in split.split(team, y_team, groups):
+            for name, taught in [("after", train), ("without_fixes", train[~fixed[train]])]:
+                x = pd.concat([shipped[FEATURES], team.iloc[taught][FEATURES]], ignore_index=True)
+                y = np.concatenate([y_shipped, y_team[taught]])
+                model = fit_criterion(x, y, float("nan"))
+                held_out[name][test] = model.probability(team.iloc[test])
+        for name, scores in held_out.items():
+            aucs[name].append(roc_auc_score(y_original, scores[~fixed]))
     return {
-        "verdicts": len(team),
-        "before": round(float(roc_auc_score(y_team, before)), 4),
-        "after": round(float(np.mean(aucs)), 4),
+        **found,
+        "before": round(float(roc_auc_score(y_original, before)), 4),
+        **{name: round(float(np.mean(values)), 4) for name, values in aucs.items()},
     }
 
 
 def refit(shipped: pd.DataFrame, team: pd.DataFrame) -> tuple[Judge, str]:
-    """The judge fitted on the shipped labels and the team's verdicts, and the report."""
+    """The judge fitted on the shipped labels and the team's verdicts (a fix: two labels), and
+    the report."""
     rows = pd.concat([shipped, team], ignore_index=True)
+    fixes = int(team["fixed"].sum()) if "fixed" in team else 0
+    verdicts = len(team) - fixes
     lines = [
         "# The judge refitted with your verdicts",
         "",
-        f"{len(shipped)} shipped labels and {len(team)} of your verdicts. Held out on your "
+        f"{len(shipped)} shipped labels and {verdicts} of your verdicts. Held out on your "
         f"verdicts: the shipped judge never saw them; the refitted one is scored on each of "
         f"{FOLDS} folds by a model fitted without it ({REPEATS} shuffles).",
         "",
-        "| criterion | your verdicts accept | shipped judge AUC | refitted AUC (held out) |",
-        "|---|---|---|---|",
+    ]
+    if fixes:
+        lines += [
+            f"{fixes} of them fixed: each fix is two labels, the original as a fail and your "
+            "version as a pass, held out together (an original and its fix share a fold). The "
+            "AUC is on your verdicts' originals, with the fixes' labels and without them.",
+            "",
+        ]
+    without = " refitted AUC without the fixes' labels |" if fixes else ""
+    lines += [
+        "| criterion | your verdicts accept | shipped judge AUC | refitted AUC (held out) |"
+        + without,
+        "|---|---|---|---|" + ("---|" if fixes else ""),
     ]
     models = {}
     for criterion in CRITERIA:
@@ -106,9 +160,11 @@ def refit(shipped: pd.DataFrame, team: pd.DataFrame) -> tuple[Judge, str]:
         y = accepted(rows, criterion)
         auc = cross_validated_auc(rows[FEATURES], y, FOLDS, REPEATS, SEED).mean()
         models[criterion] = fit_criterion(rows[FEATURES], y, float(auc))
+        accept = accepted(team[~team["fixed"]] if fixes else team, criterion).mean()
         lines.append(
-            f"| {criterion} | {accepted(team, criterion).mean():.0%} | "
-            f"{_auc(compared['before'])} | {_auc(compared['after'])} |"
+            f"| {criterion} | {accept:.0%} | {_auc(compared['before'])} | "
+            f"{_auc(compared['after'])} |"
+            + (f" {_auc(compared['without_fixes'])} |" if fixes else "")
         )
     return Judge(load_judge().referee, len(rows), models), "\n".join(lines) + "\n"
 
@@ -151,9 +207,9 @@ def refit_with(verdicts: list[dict], documents: pd.DataFrame, out: Path) -> str:
         for doc, text in zip(documents["doc_id"], documents["text"], strict=True)
     }
     latest = {row["qid"]: row for row in verdicts}  # a query's later verdict wins
-    frame = pd.DataFrame(list(latest.values()))
+    frame = labels_of(list(latest.values()))
     team = verdict_features(frame, indexes, load_referee(), Reader().read)
-    check_enough(team.to_dict("records"))  # verdicts of documents the corpus lacks left out
+    check_enough(team[~team["fixed"]].to_dict("records"))  # of documents the corpus lacks: out
     judge, report = refit(shipped_rows(), team)
     write_atomically(out, judge_json(judge))
     return report + f"\nWritten: {out}\n"
