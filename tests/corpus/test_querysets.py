@@ -26,6 +26,7 @@ from goldenset.corpus.querysets import (
     document_judged,
     made_by_ingest,
     make_query_sets,
+    read_query_set,
     read_query_sets,
     references,
 )
@@ -165,3 +166,19 @@ def test_a_set_made_by_ingest_is_made_from_the_documents_into_its_folder():
         == qrels["qid"].tolist()
         == [f"w-{doc_id}" for doc_id in documents["doc_id"]]
     )
+
+
+def test_the_golden_set_is_read_as_applied_and_as_written_at_a_revision_before_apply():
+    row = {"qid": "q1", "question": "Q?", "doc_id": "d1", "evidence_start": 0, "evidence_end": 2}
+    applied = {**row, "qid": "fx-1", "question": "Fixed?", "fixed_from": "q1"}
+    files = {
+        paths.GOLDENSET: (json.dumps(row) + "\n").encode(),
+        paths.APPLIED: (json.dumps(applied) + "\n").encode(),
+    }
+    golden = QUERY_SETS["synthetic"]
+    now = read_query_set(golden, files.get)
+    assert (now.qids, now.texts) == (["fx-1"], ["Fixed?"])
+    assert now.judgments["qid"].tolist() == ["fx-1"]
+    files.pop(paths.APPLIED)  # a revision committed before the apply stage existed
+    before = read_query_set(golden, files.get)
+    assert (before.qids, before.texts) == (["q1"], ["Q?"])
