@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.browser import chromium  # noqa: E402
-from tests.review.conftest import served, write_project  # noqa: E402
+from tests.review.conftest import served, with_token, write_project  # noqa: E402
 from tests.review.test_page import sample_documents  # noqa: E402
 
 TARGET_LOAD_MS, TARGET_KEY_MS = 1000, 100
@@ -75,7 +75,7 @@ def measure(browser, folder: Path, keys: int, fixes: int) -> dict:
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.add_init_script(KEY_TIMER)
     with served(folder) as url:
-        page.goto(url)
+        page.goto(with_token(url))
         page.wait_for_selector("body[data-shown]")
         load_ms = page.evaluate("performance.now()")
         rows_in_dom = page.locator(".row").count()

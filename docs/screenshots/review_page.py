@@ -1,5 +1,6 @@
 """The review page as headless Chromium draws it, both views, for the tutorial:
-python docs/screenshots/review_page.py URL   (a running `goldenset review`)"""
+python docs/screenshots/review_page.py URL   (a running `goldenset review`'s address, with its
+token: `goldenset review --list` prints it, then the project, which is left out)"""
 
 from __future__ import annotations
 
@@ -28,4 +29,4 @@ def main(url: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1].split()[0])

@@ -208,7 +208,8 @@ def add_review(commands: argparse._SubParsersAction) -> None:
         "review.folder/verdicts.jsonl (git-tracked), one per question and labeller: score "
         "leaves out what was failed (review.disagreement when two people differ), the audit "
         "reports each person's pass share and their agreement. Reads the pipeline's outputs: "
-        "run `dvc repro` first.",
+        "run `dvc repro` first. The address it prints carries a token that the page and every "
+        "request need.",
     )
     _directory(rev, ".", "the pipeline's folder, where its params.yaml is (default: here)")
     rev.add_argument(
@@ -238,6 +239,12 @@ def add_review(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="add the verdicts of a file in the schema of labels/*.jsonl, then exit",
+    )
+    rev.add_argument(
+        "--list",
+        action="store_true",
+        help="print the address (with its token) of each review server running here, of --port "
+        "only when given, then exit",
     )
 
 
@@ -354,8 +361,17 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    from goldenset.review.command import load_verdicts, project_at, serve_until_stopped
+    from goldenset.review.command import (
+        load_verdicts,
+        project_at,
+        running_lines,
+        serve_until_stopped,
+    )
 
+    if args.list:
+        lines = running_lines(args.port)
+        print("\n".join(lines) if lines else "review: no review server running", flush=True)
+        return 0 if lines else 1
     project = project_at(args.directory, args.labeller, args.blind)
     if args.load:
         print(load_verdicts(project, args.load))

@@ -60,6 +60,11 @@ EXAMPLES_README = """\
 Files named by `generate.example_queries` in params.yaml (a BEIR queries.jsonl of your users'
 queries, shown to the question writer as style examples) go here: a dep of the generate stage.
 """
+# the review server's own files beside the verdicts, which neither git nor DVC should see
+REVIEW_IGNORE = (
+    "# the review server's own files beside the verdicts: its lock, and a write in flight\n"
+    f".{VERDICTS_FILE}.*\n"
+)
 REVIEW_README = """\
 People's verdicts on the golden set go here: `goldenset review` writes `verdicts.jsonl`, one
 line a verdict (a question and its labeller) in the schema of labels/*.jsonl (commit it). The
@@ -354,11 +359,10 @@ def generated_files(
         ".gitignore": "# outputs kept by DVC, not git\n"
         + "".join(f"/{o}\n" for o in outs)
         + "# goldenset calibrate's vectors: `dvc add cache/calibrate` to share them\n"
-        + "/cache/calibrate\n"
-        + "# the lock `goldenset review` takes beside the verdicts while it writes\n"
-        + f".{VERDICTS_FILE}.lock\n",
+        + "/cache/calibrate\n",
         "examples/README.md": EXAMPLES_README,
         "review/README.md": REVIEW_README,
+        "review/.gitignore": REVIEW_IGNORE,  # DVC's: the repository's .dvcignore (ignore_in_dvc)
     }
     # the plot templates dvc.yaml names: DVC looks for them in the repository's .dvc/plots/
     for name in PLOT_TEMPLATES:
@@ -409,6 +413,7 @@ def init(options: Options) -> list[str]:
     if dvc_missing:  # before the plot templates go into .dvc/plots/
         _dvc_init(top)
     write(target, files, manifest, options.package)
+    ignored = ignore_in_dvc(top)
     if examples:  # the team's own file, not init's: --upgrade keeps it as it is
         write_atomically(target / EXAMPLES_FILE, "".join(json.dumps(q) + "\n" for q in examples))
     where = os.path.relpath(target, Path.cwd())
@@ -416,7 +421,7 @@ def init(options: Options) -> list[str]:
     # the plot templates and the workflow, named from here as `git add` takes them
     outside = sorted(
         os.path.relpath(target / name, Path.cwd()) for name in files if name not in inside
-    )
+    ) + ([os.path.relpath(top / ".dvcignore", Path.cwd())] if ignored else [])
     lines = [f"goldenset init: wrote {', '.join(inside)} and {MANIFEST} in {where}"]
     if outside:
         lines.append(f"goldenset init: wrote {', '.join(outside)}")
@@ -501,11 +506,27 @@ def upgrade(options: Options, top: Path, target: Path, manifest: dict | None) ->
     if "external/README.md" in manifest.get("files", []):
         files["external/README.md"] = EXTERNAL_README
     write(target, files, manifest, options.package)
+    ignore_in_dvc(top)
     lines = [
         f"goldenset init --upgrade: {target} made with goldenset {manifest['goldenset']}, now "
         f"{goldenset.__version__}; params added: {', '.join(added) or 'none'}"
     ]
     return lines + ([f"goldenset init: CI installs {options.package}"] if options.ci else [])
+
+
+def ignore_in_dvc(top: Path) -> bool:
+    """The review server's own files added to the repository's .dvcignore (DVC refuses one
+    inside a folder a stage depends on, as review/ is), once, after the lines already there;
+    whether the file changed."""
+    path = top / ".dvcignore"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    pattern = REVIEW_IGNORE.splitlines()[-1]
+    if pattern in text.splitlines():
+        return False
+    write_atomically(
+        path, text + ("\n" if text and not text.endswith("\n") else "") + REVIEW_IGNORE
+    )
+    return True
 
 
 def _dvc_init(top: Path) -> None:

@@ -3,7 +3,6 @@ driven by Playwright (the system's Chromium: nothing is downloaded)."""
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import threading
@@ -39,24 +38,46 @@ def write_project(folder: Path, questions: list[dict], documents: list[dict]) ->
     return folder
 
 
+TOKENS: dict[str, str] = {}  # a served base URL -> its session token
+
+
 @contextmanager
 def served(folder: Path, labeller: str = "tester", blind: bool = False, **params) -> Iterator[str]:
-    """The review server of a folder on a free loopback port, in a thread: its URL."""
+    """The review server of a folder on a free loopback port, in a thread: its base URL. The
+    test's urllib calls carry the session's cookie, as the person's browser does once the
+    printed address (with its token) is opened."""
     server = serve(Project(folder, ReviewParams(**params), labeller, blind), 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield signed_in(server.url)
     finally:
+        urllib.request.install_opener(urllib.request.build_opener())
         server.shutdown()
         server.server_close()
+
+
+def signed_in(printed: str) -> str:
+    """The base URL of the address a review server printed (with its token); from now on the
+    test's urllib calls carry the cookie its first load sets, as a browser's do."""
+    base, token = printed.split("/?token=")
+    TOKENS[base] = token
+    browser_like = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    browser_like.open(printed, timeout=10).read()
+    urllib.request.install_opener(browser_like)
+    return base
+
+
+def with_token(url: str) -> str:
+    """The address `goldenset review` prints for a served base URL: its page, with its token."""
+    return f"{url}/?token={TOKENS[url]}"
 
 
 def open_page(browser, url: str):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(url)
+    page.goto(with_token(url))
     page.wait_for_selector("body[data-ready=true]")
     page.errors = errors
     return page
@@ -81,9 +102,8 @@ def verdicts_in(folder: Path, labeller: str = "tester") -> dict[str, dict]:
     return read_verdicts(folder / "review/verdicts.jsonl").of(labeller)
 
 
-@functools.lru_cache
 def session_of(url: str) -> str:
-    """The secret the server wrote into its page (http://127.0.0.1:PORT), as the page reads it."""
+    """The token the server wrote into its page (http://127.0.0.1:PORT), as the page reads it."""
     page = urllib.request.urlopen(url, timeout=10).read().decode()
     return re.search(r'const SESSION = "([^"]+)"', page).group(1)
 

@@ -15,7 +15,7 @@ import pytest
 
 from goldenset.audit.checks import Audit, opening
 from goldenset.core.params import ReviewParams
-from goldenset.corpus.queries import read_refused
+from goldenset.corpus.queries import read_refused, refused_qids
 from goldenset.corpus.verdicts import golden_line, parse_verdicts, verdict_problem
 from goldenset.review.fixes import fix_warnings, fixed_version
 from goldenset.review.pipeline import person_estimate
@@ -98,6 +98,28 @@ def test_generate_does_not_ask_again_a_question_someone_fixed(tmp_path, monkeypa
     (tmp_path / "examples/verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     refused = read_refused("examples/verdicts.jsonl")
     assert list(refused) == [("d0", EVIDENCE)]
+
+
+def test_generate_asks_again_what_review_disagreement_fails(tmp_path, monkeypatch):
+    """A question one person failed and another passed is asked again under disagreement: fail,
+    and kept under pass, as score keeps it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "examples").mkdir()
+    split = {**QUERY, "qid": "gs-split", "doc_id": "d2"}
+    rows = [
+        verdict_row(QUERY, "a", "", "ann", "random"),
+        verdict_row(split, "b", "", "ann", "random"),
+        verdict_row(split, "pass", "", "bob", "random"),
+    ]
+    (tmp_path / "examples/verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    both = [("d0", EVIDENCE), ("d2", EVIDENCE)]
+    assert list(read_refused("examples/verdicts.jsonl", "fail")) == both
+    assert list(read_refused("examples/verdicts.jsonl", "pass")) == [("d0", EVIDENCE)]
+    asked = refused_qids("examples/verdicts.jsonl", both, "pass")
+    assert asked == ["gs-000"] and refused_qids("examples/verdicts.jsonl", both) == [
+        "gs-000",
+        "gs-split",
+    ]
 
 
 def test_the_page_saves_a_fix_after_its_warnings_are_confirmed(tmp_path):

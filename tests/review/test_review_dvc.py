@@ -116,7 +116,8 @@ def test_verdicts_rerun_score_and_audit_and_leave_failed_questions_out(project):
     disagreements = report.split("### Where")[1].split("\n## ")[0]
     assert sum(line.startswith("- **") for line in disagreements.splitlines()) == 2
     edit_params(project, review={"disagreement": "pass"})
-    assert stages_run(run(["dvc", "repro"], project)) == REVIEWED
+    # generate reads it for generate.failed_queries: it runs, from its cache, asking nothing
+    assert stages_run(run(["dvc", "repro"], project)) == {"generate", *REVIEWED}
     detail = json.loads((project / "metrics/detail.json").read_text())
     assert detail["review"]["left_out"] == len(failed - {checked[0]["qid"]})
     edit_params(project, review={"disagreement": "fail"})
@@ -251,3 +252,9 @@ def test_ten_fixes_and_ten_fails_embed_the_fixed_texts_alone_and_are_scored(proj
     assert "kept 12 of 22" in opening
     assert f"{len(rows) - 10} questions scored of the {len(rows)} written" in opening
     assert stages_run(run(["dvc", "repro"], project)) == set()
+    # a server killed mid-write leaves its files beside the verdicts: git and DVC see neither
+    commit(project, "fixed")
+    (project / "review/.verdicts.jsonl.k1ll3d.tmp").write_text('{"qid": "half a line')
+    assert (project / "review/.verdicts.jsonl.lock").exists()
+    assert run(["git", "status", "--porcelain"], project) == ""
+    assert "up to date" in run(["dvc", "status", "apply", "audit"], project)  # review/ deps

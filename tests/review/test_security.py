@@ -134,27 +134,47 @@ def test_a_site_in_the_same_browser_cannot_write_a_verdict(browser, project, tmp
         assert json.loads(verdicts.read_text())["verdict"] == "pass"
 
 
-def test_a_taken_default_port_gives_a_free_one_and_says_so(project):
+def test_a_taken_default_port_gives_a_free_one_and_says_so(project, tmp_path):
     taken = __import__("socket").socket()
     try:
         taken.bind(("127.0.0.1", 8765))
         taken.listen()
     except OSError:
         pass  # taken by something else already: the same case
+    env = {
+        **__import__("os").environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "GOLDENSET_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
     server = subprocess.Popen(
         [sys.executable, "-m", "goldenset", "review", str(project)],
         stdout=subprocess.PIPE,
         text=True,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")},
+        env=env,
     )
     try:
         first, second = server.stdout.readline(), server.stdout.readline()
         assert first.strip() == "review: port 8765 is taken: serving on another"
-        url = second.split()[1]
-        assert not url.endswith(":8765")
-        state = json.loads(urllib.request.urlopen(url + "/api/state", timeout=10).read())
+        url = second.split()[1]  # the page's address, with the session's token
+        base, token = url.split("/?token=")
+        assert not base.endswith(":8765") and len(token) >= 32
+        asked = f"{base}/api/state?token={token}"
+        state = json.loads(urllib.request.urlopen(asked, timeout=10).read())
         assert len(state["order"]) == 6
+        # `--list` prints the address again, token included, for this user alone
+        listed = subprocess.run(
+            [sys.executable, "-m", "goldenset", "review", "--list"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert listed.stdout.split() == [url, str(project.resolve())]
+        [announced] = (tmp_path / "runtime").glob("*.json")
+        assert announced.stat().st_mode & 0o777 == 0o600
     finally:
         server.kill()
         server.wait(10)
         taken.close()
+    gone = [sys.executable, "-m", "goldenset", "review", "--list"]
+    stopped = subprocess.run(gone, capture_output=True, text=True, env=env)
+    assert stopped.returncode == 1 and stopped.stdout.strip() == "review: no review server running"

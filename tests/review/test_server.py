@@ -18,7 +18,7 @@ from goldenset.cli import main
 from goldenset.core.params import ReviewParams
 from goldenset.corpus.verdicts import read_verdicts
 from tests.conftest import ROOT
-from tests.review.conftest import post, served, write_project
+from tests.review.conftest import post, served, signed_in, write_project
 from tests.review.test_page import toy_questions
 
 
@@ -91,7 +91,7 @@ def _review_server(project: Path, *before: str) -> tuple[subprocess.Popen, str]:
     server = subprocess.Popen(
         [sys.executable, *before, str(project)], stdout=subprocess.PIPE, text=True, env=env
     )
-    return server, server.stdout.readline().split()[1]
+    return server, signed_in(server.stdout.readline().split()[1])
 
 
 def test_a_server_killed_between_writing_and_renaming_loses_no_verdict_it_confirmed(project):
@@ -107,7 +107,8 @@ def test_a_server_killed_between_writing_and_renaming_loses_no_verdict_it_confir
     verdicts = read_verdicts(path)
     assert verdicts.problems == [] and set(verdicts.by_qid) == {"gs-000", "gs-001", "gs-002"}
     server, url = _review_server(project, "-m", "goldenset", "review", "--port", "0")
-    try:  # the next server goes on from the file as it was
+    try:  # the next server goes on from the file as it was, the dead one's file removed
+        assert not list(path.parent.glob(".verdicts.jsonl.*.tmp"))
         post(url + "/api/verdict", {"qid": "gs-003", "kind": "a"})
     finally:
         server.kill()

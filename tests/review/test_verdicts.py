@@ -158,27 +158,37 @@ def test_parse_verdicts_reads_a_byte_order_mark_and_a_later_line_wins():
     assert verdicts.of("me")["gs-1"]["failed"] == "a" and not verdicts.problems
 
 
-def test_the_lock_beside_the_verdicts_is_ignored_by_git_here_and_in_an_initialised_repository(
+def test_the_servers_own_files_are_ignored_by_git_and_dvc_here_and_in_an_initialised_repository(
     tmp_path,
 ):
-    """`git add -A` after a review commits the verdicts, not the lock the server takes."""
+    """`git add -A` after a review commits the verdicts, not the lock the server takes nor a
+    write left in flight; DVC hashes the folder without them."""
     import subprocess
 
-    from goldenset.init import Options, generated_files
+    from goldenset.init import REVIEW_IGNORE, Options, generated_files, ignore_in_dvc
 
+    written = generated_files(Options(tmp_path), tmp_path, tmp_path, "", [])
+    assert written["review/.gitignore"] == REVIEW_IGNORE
+    assert (ROOT / "review/.gitignore").read_text() == REVIEW_IGNORE  # this repository's
+    # DVC's: the repository's .dvcignore (not one inside review/, a folder stages depend on)
+    assert (ROOT / ".dvcignore").read_text().endswith(REVIEW_IGNORE)
+    (tmp_path / ".dvcignore").write_text("# dvc init's\n")
+    ignore_in_dvc(tmp_path)
+    ignore_in_dvc(tmp_path)  # once: --upgrade runs it again
+    assert (tmp_path / ".dvcignore").read_text() == "# dvc init's\n" + REVIEW_IGNORE
     file = VerdictFile(tmp_path / "review/verdicts.jsonl")
     file.record(json.loads((ROOT / "labels/steered_set.jsonl").read_text().splitlines()[0]))
-    [lock] = [p for p in (tmp_path / "review").iterdir() if p.name != "verdicts.jsonl"]
-    for top, ignore in [
-        (ROOT, (ROOT / ".gitignore").read_text()),
-        (tmp_path, generated_files(Options(tmp_path), tmp_path, tmp_path, "", [])[".gitignore"]),
-    ]:
-        (tmp_path / ".gitignore").write_text(ignore)
-        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "review/.gitignore").write_text(REVIEW_IGNORE)
+    (tmp_path / "review/.verdicts.jsonl.x1y2.tmp").write_text("a write in flight")
+    own = {".gitignore", "verdicts.jsonl"}
+    left = [p for p in (tmp_path / "review").iterdir() if p.name not in own]
+    assert {p.name for p in left} == {".verdicts.jsonl.lock", ".verdicts.jsonl.x1y2.tmp"}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for path in left:
         checked = subprocess.run(
-            ["git", "check-ignore", "-q", str(lock.relative_to(tmp_path))], cwd=tmp_path
+            ["git", "check-ignore", "-q", str(path.relative_to(tmp_path))], cwd=tmp_path
         )
-        assert checked.returncode == 0, top
+        assert checked.returncode == 0, path.name
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,7 @@ def copy_project(project: Path, names: list[str]) -> Path:
     run(["git", "config", "user.email", "test@example.invalid"], project)
     run(["git", "config", "user.name", "test"], project)
     run(["dvc", "init", "-q"], project)
+    shutil.copy(ROOT / ".dvcignore", project / ".dvcignore")  # this repository's, not dvc init's
     run(["dvc", "config", "core.analytics", "false"], project)
     run(["dvc", "config", "core.autostage", "true"], project)
     return project

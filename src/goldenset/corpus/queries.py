@@ -18,6 +18,7 @@ import pandas as pd
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import read_jsonl
+from goldenset.core.params import Disagreement
 from goldenset.corpus.verdicts import fixed_qids, parse_verdicts
 
 GOLDENSET_COLUMNS = ["qid", "question", "doc_id", "evidence_start", "evidence_end"]
@@ -188,31 +189,36 @@ REFUSED_BECAUSE = {
 }
 
 
-def read_refused(value: str | None) -> Refused:
-    """generate.failed_queries: (doc_id, evidence sentence) -> the (query, why) pairs a person
-    failed for that sentence, from a verdict file in examples/ (labels/*.jsonl's schema)."""
+def read_refused(value: str | None, disagreement: Disagreement = "fail") -> Refused:
+    """generate.failed_queries: (doc_id, evidence sentence) -> the (query, why) pairs people
+    failed for that sentence (review.disagreement decides a split), from a verdict file in
+    examples/ (labels/*.jsonl's schema)."""
     refused: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for row in _failed_rows(value):
+    for row in _failed_rows(value, disagreement):
         refused.setdefault(sentence_of(row), []).append(
             (row["question"], REFUSED_BECAUSE[row["failed"]])
         )
     return refused
 
 
-def refused_qids(value: str | None, asked_again: Iterable[tuple[str, str]]) -> list[str]:
+def refused_qids(
+    value: str | None, asked_again: Iterable[tuple[str, str]], disagreement: Disagreement = "fail"
+) -> list[str]:
     """The failed queries of generate.failed_queries whose sentences (doc_id, evidence) a run
     asked again: the person's share counts their verdicts as the set was first drawn."""
     sentences = set(asked_again)
-    return sorted({row["qid"] for row in _failed_rows(value) if sentence_of(row) in sentences})
+    failed = _failed_rows(value, disagreement)
+    return sorted({row["qid"] for row in failed if sentence_of(row) in sentences})
 
 
 def sentence_of(row: dict) -> tuple[str, str]:
     return str(row["doc_id"]), str(row["evidence"]).strip()
 
 
-def _failed_rows(value: str | None) -> list[dict]:
-    """The latest failing verdicts of the verdict file generate.failed_queries names, but on
-    questions someone fixed."""
+def _failed_rows(value: str | None, disagreement: Disagreement) -> list[dict]:
+    """The failing verdicts of the verdict file generate.failed_queries names, one a question as
+    review.disagreement decides it (a question people split on is failed only under "fail"),
+    but on questions someone fixed."""
     if value is None:
         return []
     path = in_examples(Path(value), "generate.failed_queries", "a verdict file, or null")
@@ -228,8 +234,8 @@ def _failed_rows(value: str | None) -> list[dict]:
     fixed = fixed_qids(verdicts)  # asking its sentence again would leave the person's fix stale
     return [
         row
-        for row in verdicts.latest.values()
-        if row["verdict"] == "fail" and row["qid"] not in fixed
+        for qid, row in verdicts.decided(disagreement).items()
+        if row["verdict"] == "fail" and qid not in fixed
     ]
 
 

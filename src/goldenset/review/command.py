@@ -11,6 +11,7 @@ from pathlib import Path
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import ReviewParams, StageParams, load_stage_params
 from goldenset.corpus.verdicts import carried_line, labeller_of
+from goldenset.review.running import announce, running
 from goldenset.review.server import Project, serve
 from goldenset.review.verdicts import parse_verdicts
 
@@ -91,11 +92,12 @@ def serve_until_stopped(project: Project, port: int | None, open_page: bool) -> 
     for line in carried_lines(project):
         print(line, flush=True)
     server = serve(project, DEFAULT_PORT if port is None else port, or_free=port is None)
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    url = server.url  # with the session's token: the page, and all it reads, ask for it
     where = project.params.verdicts_path
     if port is None and server.server_address[1] != DEFAULT_PORT:
         print(f"review: port {DEFAULT_PORT} is taken: serving on another", flush=True)
     print(f"review: {url} (Ctrl-C stops); verdicts go to {where}", flush=True)
+    announced = announce(server.server_address[1], url, project.root)
     if open_page:
         webbrowser.open(url)
     try:
@@ -103,4 +105,15 @@ def serve_until_stopped(project: Project, port: int | None, open_page: bool) -> 
     except KeyboardInterrupt:
         pass
     finally:
+        announced.unlink(missing_ok=True)
         server.server_close()
+
+
+def running_lines(port: int | None = None) -> list[str]:
+    """`goldenset review --list`: the address of each review server running (of `port` only
+    when given), with its project."""
+    return [
+        f"{entry['url']} {entry['project']}"
+        for entry in running()
+        if port is None or entry["url"].startswith(f"http://127.0.0.1:{port}/")
+    ]

@@ -4,16 +4,19 @@ The page (page.html, one file: no script, style or font from the internet) asks 
 once, then for one query at a time, and posts each verdict; the server reads the pipeline's
 files once at start and writes only the verdict file (goldenset.review.verdicts).
 
-A page on 127.0.0.1 is still reachable from any site the person's browser opens, which may post
-to it (a form, or a "simple" fetch that needs no preflight) or rebind a name of its own to
-127.0.0.1. So, as a local notebook server does: every request must name this server as its
-Host (127.0.0.1 or localhost, this port), and a write must come as application/json from the
-page's own Origin with the session's secret, which the server writes into the page it serves
-and nothing else can read.
+A page on 127.0.0.1 is still reachable from any local process or user, and from any site the
+person's browser opens, which may post to it (a form, or a "simple" fetch that needs no
+preflight), frame it, or rebind a name of its own to 127.0.0.1. So, as a local notebook server
+does: every request must name this server as its Host (127.0.0.1 or localhost, this port) and
+carry the session's token, in the URL `goldenset review` prints (`?token=`) or in the cookie the
+first load sets (HttpOnly, SameSite=Strict); a write must also come as application/json from the
+page's own Origin with the token in a header, which the server writes into the page it serves.
+No response may be framed, and every request is answered: a malformed one with 400.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import secrets
@@ -21,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
@@ -262,16 +266,16 @@ def miss(project: Project, qid: str, retrievers: list[str]) -> dict:
 
 
 def record(project: Project, body: dict) -> dict:
-    qid = body["qid"]
+    qid = text_of(body, "qid")
     row = verdict_row(
         project.queries[qid],
-        body["kind"],
-        body.get("note", ""),
+        text_of(body, "kind"),
+        _note(body),
         project.labeller,
         project.drawn[qid],
         seconds=_seconds(body),
     )
-    return summary(project, project.verdict_file.record(row))
+    return summary(project, project.verdict_file.record(row, again=True))
 
 
 def fix(project: Project, body: dict) -> dict:
@@ -279,9 +283,9 @@ def fix(project: Project, body: dict) -> dict:
     b or both, question, and the evidence's evidence_start and evidence_end in the document,
     else the original's; note, seconds). The writer's validation is run on it: with a warning,
     nothing is written unless the body says `confirm`, and the page asks the person first."""
-    qid = body["qid"]
+    qid = text_of(body, "qid")
     query = project.queries[qid]
-    if body["failed"] not in FIXABLE:
+    if text_of(body, "failed") not in FIXABLE:
         raise ValueError(f"a fix mends a query failed for {', '.join(FIXABLE)}")
     document = project.documents[query["doc_id"]].text
     start = body.get("evidence_start", query.get("evidence_start"))
@@ -296,18 +300,23 @@ def fix(project: Project, body: dict) -> dict:
     row = verdict_row(
         query,
         body["failed"],
-        body.get("note", ""),
+        _note(body),
         project.labeller,
         project.drawn[qid],
         fix=version,
         seconds=_seconds(body),
     )
-    shown = summary(project, project.verdict_file.record(row))
+    shown = summary(project, project.verdict_file.record(row, again=True))
     return {**shown, "saved": True, "warnings": warnings, "fix": version}
 
 
 def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _note(body: dict) -> str:
+    """The person's note on a verdict ("" without one)."""
+    return text_of(body, "note") if "note" in body else ""
 
 
 def _seconds(body: dict) -> float | None:
@@ -322,7 +331,10 @@ def discard(project: Project, body: dict) -> dict:
     stale: a verdict on a question written now stays)."""
     stale = project.carried(project.verdict_file.read()).stale
     chosen = {row["qid"] for row in stale if labeller_of(row) == project.labeller}
-    chosen &= set(body.get("qids") or [])
+    named = body.get("qids") or []
+    if not isinstance(named, list) or not all(isinstance(qid, str) for qid in named):
+        raise ValueError("qids is a list of question ids")
+    chosen &= set(named)
     return summary(project, project.verdict_file.discard(project.labeller, chosen))
 
 
@@ -333,52 +345,81 @@ def undo(project: Project, body: dict) -> dict:
     return {**summary(project, verdicts), "qid": qid}
 
 
-SESSION_HEADER = "X-Goldenset-Session"  # the page sends the session's secret with every write
+SESSION_HEADER = "X-Goldenset-Session"  # the page sends the session's token with every write
 SESSION_MARK = b"__GOLDENSET_SESSION__"  # where page.html takes it
+MAX_BODY = 1 << 20  # bytes a write's body may hold: a verdict is a few hundred
+SOCKET_SECONDS = 1.0  # a body shorter than its Content-Length is answered 400 after this
+NO_FRAMING = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
 
 
-def refusal(headers: Mapping[str, str], port: int, secret: str, write: bool) -> str | None:
-    """Why a request may not be served, or None: a Host that is not this server, or a write
-    not from this page (its Origin, as JSON, with the session's secret)."""
+def cookie_name(port: int) -> str:
+    """The session cookie's name: one a port, as a browser keeps one jar for every port."""
+    return f"goldenset-review-{port}"
+
+
+def has_token(headers: Mapping[str, str], query: Mapping[str, str], port: int, token: str) -> bool:
+    """True when the request carries the session's token: in its URL, or in its cookie."""
+    jar = SimpleCookie()
+    with contextlib.suppress(CookieError):  # a malformed cookie carries no token
+        jar.load(headers.get("Cookie") or "")
+    cookie = jar.get(cookie_name(port))
+    given = [query.get("token") or "", cookie.value if cookie else ""]
+    return any(secrets.compare_digest(value.encode(), token.encode()) for value in given if value)
+
+
+def refusal(
+    headers: Mapping[str, str], port: int, token: str, write: bool, token_given: bool
+) -> str | None:
+    """Why a request may not be served, or None: a Host that is not this server, no session
+    token (token_given: has_token), or a write not from this page (its Origin, as JSON, with the
+    token in SESSION_HEADER)."""
     own = {f"127.0.0.1:{port}", f"localhost:{port}"}
     if headers.get("Host") not in own:
         return "a request for another host: open the page at http://127.0.0.1:" + str(port)
+    if not token_given:
+        return "no session token: open the address `goldenset review` printed, with its ?token="
     if not write:
         return None
     if headers.get("Origin") not in {f"http://{host}" for host in own}:
         return "a write from another page: verdicts are given on the review page itself"
     if (headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
         return "a write that is not JSON"
-    if not secrets.compare_digest(headers.get(SESSION_HEADER) or "", secret):
-        return "a write without this session's secret: reload the page"
+    if not secrets.compare_digest((headers.get(SESSION_HEADER) or "").encode(), token.encode()):
+        return "a write without this session's token: reload the page"
     return None
 
 
-def handler(project: Project, secret: str) -> type[BaseHTTPRequestHandler]:
+def handler(project: Project, token: str) -> type[BaseHTTPRequestHandler]:
     page = resources.files("goldenset.review").joinpath("page.html").read_bytes()
-    page = page.replace(SESSION_MARK, secret.encode())
+    page = page.replace(SESSION_MARK, token.encode())
 
     class Handler(BaseHTTPRequestHandler):
+        timeout = SOCKET_SECONDS  # a client that stops sending is answered, not waited for
+
         def do_GET(self) -> None:
-            if self._refused(write=False):
-                return
             url = urlparse(self.path)
             ask = {key: values[0] for key, values in parse_qs(url.query).items()}
+            if self._refused(write=False, query=ask):
+                return
             routes = {
                 "/api/state": lambda: state(project),
-                "/api/query": lambda: query(project, ask["qid"]),
+                "/api/query": lambda: query(project, text_of(ask, "qid")),
                 "/api/misses": lambda: {"qids": missed(project.results, ask["retriever"])},
-                "/api/miss": lambda: miss(project, ask["qid"], ask["retrievers"].split(",")),
+                "/api/miss": lambda: miss(
+                    project, text_of(ask, "qid"), ask["retrievers"].split(",")
+                ),
             }
             if url.path in ("/", "/index.html"):
-                self._send(HTTPStatus.OK, page, "text/html; charset=utf-8")
+                # the URL's token becomes the page's cookie: the page's own reads carry it
+                cookie = f"{cookie_name(self._port)}={token}; HttpOnly; SameSite=Strict; Path=/"
+                self._send(HTTPStatus.OK, page, "text/html; charset=utf-8", cookie)
             elif url.path in routes:
                 self._answer(routes[url.path])
             else:
                 self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
 
         def do_POST(self) -> None:
-            if self._refused(write=True):
+            if self._refused(write=True, query={}):
                 return
             routes = {
                 "/api/verdict": record,
@@ -391,18 +432,36 @@ def handler(project: Project, secret: str) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
 
-        def _refused(self, write: bool) -> bool:
-            why = refusal(self.headers, self.server.server_address[1], secret, write)
+        @property
+        def _port(self) -> int:
+            return self.server.server_address[1]
+
+        def _refused(self, write: bool, query: Mapping[str, str]) -> bool:
+            given = has_token(self.headers, query, self._port, token)
+            why = refusal(self.headers, self._port, token, write, given)
             if why is not None:
-                log.warning("review: refused %s %s: %s", self.command, self.path, why)
+                log.warning(
+                    "review: refused %s %s: %s", self.command, urlparse(self.path).path, why
+                )
                 payload = json.dumps({"error": f"forbidden: {why}"}).encode()
                 self._send(HTTPStatus.FORBIDDEN, payload, "application/json")
             return why is not None
 
         def _body(self) -> dict:
-            length = int(self.headers.get("Content-Length") or 0)
             try:
-                body = json.loads(self.rfile.read(length) or b"{}")
+                length = int(self.headers.get("Content-Length") or "")
+            except ValueError:
+                raise ValueError("a write needs a Content-Length") from None
+            if not 0 <= length <= MAX_BODY:
+                raise ValueError(f"a Content-Length of {length}: 0 to {MAX_BODY} bytes")
+            try:
+                data = self.rfile.read(length)
+            except TimeoutError:
+                raise ValueError("the body is shorter than its Content-Length") from None
+            if len(data) < length:
+                raise ValueError("the body is shorter than its Content-Length")
+            try:
+                body = json.loads(data or b"{}")
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise ValueError("the body is not JSON") from None
             if not isinstance(body, dict):
@@ -412,34 +471,63 @@ def handler(project: Project, secret: str) -> type[BaseHTTPRequestHandler]:
         def _answer(self, make) -> None:
             try:
                 payload, status = make(), HTTPStatus.OK
-            except (KeyError, ValueError) as error:
+            except (KeyError, ValueError, TypeError) as error:
                 payload, status = {"error": f"bad request: {error}"}, HTTPStatus.BAD_REQUEST
             self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json")
 
-        def _send(self, status: HTTPStatus, data: bytes, kind: str) -> None:
+        def _send(self, status: HTTPStatus, data: bytes, kind: str, cookie: str = "") -> None:
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            for name, value in NO_FRAMING.items():
+                self.send_header(name, value)
+            if cookie:
+                self.send_header("Set-Cookie", cookie)
             self.end_headers()
             self.wfile.write(data)
 
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-            log.debug("review: " + format, *args)
+            # the request line may hold the token: the path alone is logged
+            log.debug("review: %s %s", self.command, urlparse(self.path).path)
 
     return Handler
 
 
-def serve(project: Project, port: int, *, or_free: bool = False) -> ThreadingHTTPServer:
+def text_of(body: Mapping, name: str) -> str:
+    """A request's field that must be text; ValueError (a 400) for anything else."""
+    value = body[name]
+    if not isinstance(value, str):
+        raise ValueError(f"{name} is {type(value).__name__}, not text")
+    return value
+
+
+class ReviewServer(ThreadingHTTPServer):
+    """The review server with its session token; `url` is the address to open, token included."""
+
+    token: str
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/?token={self.token}"
+
+
+def serve(project: Project, port: int, *, or_free: bool = False) -> ReviewServer:
     """The review server on 127.0.0.1:port (0: a free one; or_free: a free one when port is
-    taken), not yet serving; each server a secret of its own."""
+    taken), not yet serving; each server a token of its own. Temporary files a killed server
+    left beside the verdict file are removed first."""
     project.check()
-    made = handler(project, secrets.token_urlsafe(24))
+    project.verdict_file.remove_leftovers()
+    token = secrets.token_urlsafe(24)
+    made = handler(project, token)
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), made)
+        server = ReviewServer(("127.0.0.1", port), made)
     except OSError as error:
-        if or_free:
-            return ThreadingHTTPServer(("127.0.0.1", 0), made)
-        raise GoldensetError(
-            f"cannot serve on 127.0.0.1:{port} ({error.strerror}): choose another with --port"
-        ) from None
+        if not or_free:
+            raise GoldensetError(
+                f"cannot serve on 127.0.0.1:{port} ({error.strerror}): choose another with --port"
+            ) from None
+        server = ReviewServer(("127.0.0.1", 0), made)
+    server.token = token
+    return server

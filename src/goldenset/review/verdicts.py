@@ -81,26 +81,50 @@ class VerdictFile:
     def read(self) -> Verdicts:
         return read_verdicts(self.path)
 
-    def record(self, *rows: dict) -> Verdicts:
-        """Add verdicts, each after the file's lines (the same verdict again adds nothing)."""
+    def record(self, *rows: dict, again: bool = False) -> Verdicts:
+        """Add verdicts, each after the file's lines. The same verdict again adds nothing (so
+        loading a file twice is loading it once), unless `again`: a person's action on the page
+        is a line even when it repeats their verdict, so that undo takes back that action."""
         for row in rows:
             if problem := verdict_problem(row):
                 raise ValueError(problem)
         with self._locked() as verdicts:
             new = {key_of(row): row for row in rows}
-            added = [row for key, row in new.items() if not _same(verdicts.latest.get(key), row)]
+            added = [
+                row for key, row in new.items() if again or not _same(verdicts.latest.get(key), row)
+            ]
             return self._write([*verdicts.lines, *added]) if added else verdicts
 
     def undo(self, labeller: str) -> tuple[Verdicts, str | None]:
-        """Take back the labeller's last change: the verdict before it counts again, or none
-        when there was none. Also the question it was of (None: nothing to undo)."""
+        """Take back the labeller's last action: their last line, with the lines before it on
+        the same question that gave the same verdict (an action repeated is one verdict), so the
+        verdict the question had before counts again, or none. Also the question it was of
+        (None: nothing to undo)."""
         with self._locked() as verdicts:
             lines = verdicts.lines
             theirs = [i for i, line in enumerate(lines) if _given_by(line, labeller)]
             if not theirs:
                 return verdicts, None
-            last = theirs[-1]
-            return self._write(lines[:last] + lines[last + 1 :]), lines[last]["qid"]
+            last = lines[theirs[-1]]
+            same_question = [i for i in theirs if lines[i]["qid"] == last["qid"]]
+            taken = set()
+            for i in reversed(same_question):
+                if not _same(lines[i], last):
+                    break
+                taken.add(i)
+            kept = [line for i, line in enumerate(lines) if i not in taken]
+            return self._write(kept), last["qid"]
+
+    def remove_leftovers(self) -> list[Path]:
+        """Remove the temporary files a killed writer left beside the file (write_atomically's),
+        under the lock, so never a live writer's file in flight; the paths removed."""
+        if not self.path.parent.is_dir():
+            return []
+        with self._locked():
+            left = sorted(self.path.parent.glob(f".{self.path.name}.*.tmp"))
+            for path in left:
+                path.unlink(missing_ok=True)
+        return left
 
     def discard(self, labeller: str, qids: Collection[str]) -> Verdicts:
         """Take the labeller's lines on these questions out of the file (a stale verdict's, whose

@@ -12,7 +12,7 @@ from pydantic import Field
 from goldenset.core.echo import WindowIndex
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_json, write_jsonl
-from goldenset.core.params import StageParams
+from goldenset.core.params import Disagreement, ReviewParams, StageParams
 from goldenset.core.paths import DOCUMENTS, GENERATE_STATS, GOLDENSET, REJECTS
 from goldenset.core.stage import run_stage
 from goldenset.corpus.places import read_places, with_places
@@ -36,6 +36,7 @@ log = logging.getLogger("goldenset")
 
 class GenerateStage(StageParams):
     generate: GenerateParams = Field(default_factory=GenerateParams)
+    review: ReviewParams = Field(default_factory=ReviewParams)  # disagreement: what failed means
 
 
 def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
@@ -53,7 +54,9 @@ def read_documents(path: Path) -> tuple[list[tuple[str, str]], dict[str, str]]:
     return list(zip(ids, frame["text"].astype(str), strict=True)), titles
 
 
-def generation(settings: GenerateParams, ask: bool = True) -> GenerationResult:
+def generation(
+    settings: GenerateParams, ask: bool = True, disagreement: Disagreement = "fail"
+) -> GenerationResult:
     """The run over the ingested documents; ask=False logs what it would take, asking nothing."""
     # one line per HTTP request (and per SDK retry) would bury the progress bar and the summary
     for noisy in ("httpx", "httpx2", "anthropic", "openai"):
@@ -70,13 +73,13 @@ def generation(settings: GenerateParams, ask: bool = True) -> GenerationResult:
         titles=titles,
         aim_examples=aim_examples,
         ask=ask,
-        refused=read_refused(settings.failed_queries),
+        refused=read_refused(settings.failed_queries, disagreement),
     )
 
 
 def estimate(params: GenerateStage) -> None:
     """`goldenset estimate`: the requests, tokens, dollars and minutes the stage would take."""
-    generation(params.generate, ask=False)
+    generation(params.generate, ask=False, disagreement=params.review.disagreement)
 
 
 def main(params: GenerateStage) -> None:
@@ -96,7 +99,10 @@ def main(params: GenerateStage) -> None:
             settings.max_questions,
         )
     try:
-        result = generation(settings.model_copy(update={"max_questions": asked}))
+        result = generation(
+            settings.model_copy(update={"max_questions": asked}),
+            disagreement=params.review.disagreement,
+        )
     finally:
         # one segment per run instead of one file per answer: DVC pushes one object per file
         AnswerCache(settings.cache_dir).pack()
@@ -111,7 +117,9 @@ def main(params: GenerateStage) -> None:
         rows, rejects = select(rows, rejects, settings, weights)
     write_jsonl(GOLDENSET, with_places(rows, read_places(DOCUMENTS)))
     write_jsonl(REJECTS, rejects)
-    reasked = refused_qids(settings.failed_queries, result.stats.asked_again)
+    reasked = refused_qids(
+        settings.failed_queries, result.stats.asked_again, params.review.disagreement
+    )
     write_json(
         GENERATE_STATS, {**result.stats.record(), **({"reasked": reasked} if reasked else {})}
     )
