@@ -5,9 +5,7 @@ request (and the next request served), undo of a repeated verdict."""
 from __future__ import annotations
 
 import http.client
-import http.server
 import json
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +24,7 @@ from tests.review.conftest import (
     write_project,
 )
 from tests.review.test_page import toy_questions
+from tests.review.test_security import another_site
 
 
 @pytest.fixture
@@ -163,28 +162,13 @@ FRAMING = """<!doctype html><html><body>
 
 @pytest.mark.slow
 def test_a_page_on_another_origin_cannot_frame_the_review_page(browser, project, tmp_path):
-    site = tmp_path / "site"
-    site.mkdir()
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(site), **kwargs)
-
-        def log_message(self, *args):
-            pass
-
-    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    threading.Thread(target=other.serve_forever, daemon=True).start()
-    try:
-        with served(project) as url:
-            # even with the token in hand, the framing site gets no page in its frame
-            (site / "index.html").write_text(FRAMING.format(url=with_token(url)))
+    with served(project) as url:
+        # even with the token in hand, the framing site gets no page in its frame
+        framing = FRAMING.format(url=with_token(url))
+        with another_site(tmp_path / "site", framing) as site:
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{other.server_address[1]}/index.html")
+            page.goto(site)
             page.wait_for_selector("body[data-loaded=true]", state="attached", timeout=20_000)
             [framed] = [frame for frame in page.frames if frame != page.main_frame]
             assert framed.query_selector("#question") is None
             assert not framed.url.startswith(url)  # the browser's error page instead
-    finally:
-        other.shutdown()
-        other.server_close()

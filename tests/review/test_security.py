@@ -13,6 +13,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -94,11 +95,10 @@ ATTACKER = """<!doctype html><html><body>
 
 
 @contextmanager
-def attacker_site(folder: Path, review_url: str):
-    """Another local site (its own port) whose page tries to write verdicts to the review
-    server: a form post and fetches that need no preflight, and one that does."""
+def another_site(folder: Path, page: str) -> Iterator[str]:
+    """Another local site (its own port, so another origin) serving one page: its URL."""
     folder.mkdir()
-    (folder / "index.html").write_text(ATTACKER.format(url=review_url))
+    (folder / "index.html").write_text(page)
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def __init__(self, *args, **kwargs):
@@ -114,6 +114,12 @@ def attacker_site(folder: Path, review_url: str):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def attacker_site(folder: Path, review_url: str):
+    """A site whose page tries to write verdicts to the review server: a form post and fetches
+    that need no preflight, and one that does."""
+    return another_site(folder, ATTACKER.format(url=review_url))
 
 
 @pytest.mark.slow

@@ -104,9 +104,9 @@ def held_out_on_verdicts(shipped: pd.DataFrame, team: pd.DataFrame, criterion: s
     original = team[~fixed]
     y_team, y_original = accepted(team, criterion), accepted(original, criterion)
     y_shipped = accepted(shipped, criterion)
-    found = {"verdicts": len(original), "fixes": int(fixed.sum())}
+    counted = {"verdicts": len(original), "fixes": int(fixed.sum())}
     if len(set(y_original)) < 2 or min(np.bincount(y_original)) < FOLDS:
-        return {**found, "before": None, "after": None, "without_fixes": None}
+        return {**counted, "before": None, "after": None, "without_fixes": None}
     before = load_judge().models[criterion].probability(original)
     aucs: dict[str, list[float]] = {"after": [], "without_fixes": []}
     for repeat in range(REPEATS):
@@ -121,7 +121,7 @@ def held_out_on_verdicts(shipped: pd.DataFrame, team: pd.DataFrame, criterion: s
         for name, scores in held_out.items():
             aucs[name].append(roc_auc_score(y_original, scores[~fixed]))
     return {
-        **found,
+        **counted,
         "before": round(float(roc_auc_score(y_original, before)), 4),
         **{name: round(float(np.mean(values)), 4) for name, values in aucs.items()},
     }

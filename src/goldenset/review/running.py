@@ -32,7 +32,7 @@ def announce(port: int, url: str, project: Path) -> Path:
 
 def running() -> list[dict]:
     """The servers still running, by port; the files of those that stopped are removed."""
-    found = []
+    alive = []
     for path in sorted(runtime_dir().glob("*.json")):
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
@@ -42,5 +42,5 @@ def running() -> list[dict]:
             continue
         except PermissionError:  # another user's process of the same number: not ours
             continue
-        found.append(entry)
-    return found
+        alive.append(entry)
+    return alive
