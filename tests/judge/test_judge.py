@@ -232,7 +232,7 @@ def test_the_audit_flag_rises_on_questions_a_strict_reviewer_rejects(
     audits = {}
     for name, golden in (("good", good), ("bad", bad)):
         features = question_features(golden, sample_documents, rarity, referee, read)
-        judged = Acceptance(judge.probabilities(features), aucs)
+        judged = Acceptance(judge.probabilities(features).set_axis(golden["qid"]), aucs)
         vectors = np.eye(len(golden), dtype=np.float32)
         audits[name] = run_audit(golden, sample_documents, vectors, {}, params, {}, judged)
     good_pass, bad_pass = (audits[n].metrics["judge"]["pass"] for n in ("good", "bad"))
