@@ -83,11 +83,17 @@ def open_page(browser, url: str):
     return page
 
 
-def current_qid(page) -> str:
-    """The question on screen, once drawn."""
-    qid = page.locator(".row.current").get_attribute("data-qid")
-    page.wait_for_selector(f"body[data-shown='{qid}']")
-    return qid
+def current_qid(page, moved_from: str | None = None) -> str:
+    """The question on screen, once the list and the view agree on it; after an action that
+    moves on only once the server has answered (a fix), pass the question it moves from."""
+    drawn = page.wait_for_function(
+        """(old) => {
+          const qid = document.querySelector(".row.current")?.dataset.qid;
+          return qid && qid === document.body.dataset.shown && qid !== old && qid;
+        }""",
+        arg=moved_from,
+    )
+    return drawn.json_value()
 
 
 def wait_for(condition: Callable[[], bool], seconds: float = 10) -> None:
