@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -19,12 +20,15 @@ import yaml
 from goldenset.generation.providers.local_model import model_cache_dir
 from tests.conftest import ROOT
 from tests.doc_commands import Command, FileEdit, drift, output_lines, pattern, steps
+from tests.support.workers import ON_THE_DEFAULT_PORT
 
 sys.path.insert(0, str(ROOT / "docs"))  # the site's own filling of {{ ... }}: not the package's
 from figures import fill, parsed_file, project  # noqa: E402
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("tutorials/*.md")) + sorted(DOCS.glob("troubleshooting.md"))
+# a page that starts the review server without --port takes its default port
+ON_DEFAULT_PORT = re.compile(r"^\$ goldenset review (?!.*--port)", re.MULTILINE)
 COMMAND_SECONDS = 900
 SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 
@@ -137,8 +141,14 @@ def run_page(page: Path, folder: Path, state: Path, root: Path = ROOT) -> list[s
     return problems
 
 
+def as_run(page: Path):
+    """The page as a test's parameter, named by its file."""
+    marks = [ON_THE_DEFAULT_PORT] if ON_DEFAULT_PORT.search(page.read_text()) else []
+    return pytest.param(page, marks=marks, id=page.stem)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", PAGES, ids=[page.stem for page in PAGES])
+@pytest.mark.parametrize("page", [as_run(page) for page in PAGES])
 def test_every_command_a_page_shows_gives_the_output_it_shows(page, tmp_path):
     folder, state = tmp_path / "reader", tmp_path / "state"
     folder.mkdir()

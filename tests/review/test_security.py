@@ -22,6 +22,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.review.conftest import open_page, post, served, wait_for, write_project
 from tests.review.test_page import toy_questions
+from tests.support.workers import ON_THE_DEFAULT_PORT
 
 VERDICT = {"qid": "gs-000", "kind": "a"}
 FIX = {"qid": "gs-000", "failed": "a", "question": "Que répare la protéine p53?", "confirm": True}
@@ -140,6 +141,7 @@ def test_a_site_in_the_same_browser_cannot_write_a_verdict(browser, project, tmp
         assert json.loads(verdicts.read_text())["verdict"] == "pass"
 
 
+@ON_THE_DEFAULT_PORT
 def test_a_taken_default_port_gives_a_free_one_and_says_so(project, tmp_path):
     taken = __import__("socket").socket()
     try:
