@@ -316,3 +316,9 @@ def test_the_demo_as_pdfs_reads_back_as_its_abstracts_with_titles(tmp_path):
         assert document.title == normalized(typeable(abstract["title"]))
         assert normalized(typeable(abstract["text"])) in normalized(document.text)
     assert typeable("β-cells ≤ 5 μm, CO₂") == "beta-cells <= 5 µm, CO2"
+
+
+def test_a_character_no_standard_font_shows_is_written_as_a_question_mark():
+    from goldenset.demo.pdf import typeable
+
+    assert typeable("∮ f dz = 0, 5 → 6") == "? f dz = 0, 5 ? 6"
