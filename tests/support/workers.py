@@ -5,8 +5,11 @@
   two workers that each took every core would make llama.cpp's spinning threads wait on each
   other.
 - The longest tests start first, so that the run does not end on one of them alone.
-- Tests that share what is costly to build (a fixture of their module) run in one worker, which
-  builds it once; so do tests that need the review server's default port.
+- Tests that share what is costly to build (a fixture of their module) are marked to run in one
+  worker, and so are tests that need the review server's default port. pytest-xdist 3.8 does not
+  honour the marks under pytest 9.2 (it renames `item._nodeid`; pytest's nodeid is now
+  `str(item._id)`), so for now each worker builds such a fixture itself; a scheduler of our own
+  (`pytest_xdist_make_scheduler`) would make the groups real.
 """
 
 from __future__ import annotations
