@@ -9,16 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.dvc_project import ROOT  # the repository: tests import it from here
-from tests.support.workers import distribute, keep_to_own_cores
 
 # Tests never reach a model hub: models come from installed packages or local folders.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-keep_to_own_cores()  # before torch is loaded: it sizes its threads once
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    distribute(items)
-
+# each worker's cores, the order the tests start in, and the tests that share a worker
+pytest_plugins = ["tests.support.workers"]
 
 SHARED_DATASETS = ROOT.parent / "shared" / "datasets"
 

@@ -7,9 +7,8 @@
 - The longest tests start first, so that the run does not end on one of them alone.
 - Tests that share what is costly to build (a fixture of their module) are marked to run in one
   worker, and so are tests that need the review server's default port. pytest-xdist 3.8 does not
-  honour the marks under pytest 9.2 (it renames `item._nodeid`; pytest's nodeid is now
-  `str(item._id)`), so for now each worker builds such a fixture itself; a scheduler of our own
-  (`pytest_xdist_make_scheduler`) would make the groups real.
+  honour the marks under pytest 9.2 (pytest-xdist issue 1386): the `test` extra keeps pytest
+  below it, and tests/test_workers.py fails if the groups stop taking effect.
 """
 
 from __future__ import annotations
@@ -32,6 +31,10 @@ LONGEST = (
 # `goldenset review` serves on 8765 unless told otherwise: a page that starts it so, and the test
 # that takes the port to see it move, must not run at once
 ON_THE_DEFAULT_PORT = pytest.mark.xdist_group("the review server's default port")
+
+
+def pytest_configure() -> None:
+    keep_to_own_cores()  # before a test module loads torch: it sizes its threads once
 
 
 def keep_to_own_cores() -> None:
@@ -65,7 +68,8 @@ def shares_a_module_fixture(item: pytest.Item) -> bool:
     )
 
 
-def distribute(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)  # the groups are marked before pytest-xdist reads them
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Order the collected tests for the workers and group those that must share one."""
     items.sort(key=start_order)
     for item in items:
