@@ -90,9 +90,27 @@ class Shell:
         return Path((self.state / "cwd").read_text().strip())
 
     def close(self) -> None:
+        """Stop what the page left running, and wait (10 s at most) until it has stopped."""
         for group in self.groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(map(running, self.groups)):
+            time.sleep(0.05)
+
+
+def running(group: int) -> bool:
+    """Whether a process of the group is alive (a zombie has stopped)."""
+    members = subprocess.run(["pgrep", "-g", str(group)], capture_output=True, text=True)
+    return any(map(alive, members.stdout.split()))
+
+
+def alive(pid: str) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
 
 
 def merge(base: object, change: object) -> object:

@@ -17,7 +17,8 @@ from tests.conftest import ROOT
 DEFAULTED = ["ingest", "chunk", "generate", "embed", "score", "audit", "retrievers"]
 # the sample project's own data, not defaults: `goldenset init` writes null for the first, and a
 # grid's groups name that grid's models
-SAMPLE_ONLY = {"generate.example_queries", "calibrate.groups"}
+# the sample's own: its users' queries, its groups and the variants its lexical group names
+SAMPLE_ONLY = {"generate.example_queries", "calibrate.groups", "calibrate.variants"}
 
 
 def differences(default: object, shown: object, where: str, ignore: set[str]) -> list[str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,15 +42,38 @@ def test_needs_nothing(request, i):
 """
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two workers need two cores")
+@contextmanager
+def the_suites_cores() -> Iterator[set[int]]:
+    """This process on the cores the suite was given (a worker of the suite keeps to its share:
+    the two workers this test starts need them all), then back on its own."""
+    own = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, os.sched_getaffinity(os.getppid()) | own)
+    try:
+        yield os.sched_getaffinity(0)
+    finally:
+        os.sched_setaffinity(0, own)
+
+
 def test_workers_keep_to_their_cores_and_a_module_fixture_is_built_once(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):  # a run of its own
+        monkeypatch.delenv(name, raising=False)
     pytester.makepyfile(workers=WORKERS.read_text(), test_sharing=SHARING, test_alone=ALONE)
     pytester.makeconftest('pytest_plugins = ["workers"]')
-    result = pytester.runpytest_subprocess(
-        "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder", "-v", "-p", "no:cacheprovider"
-    )
+    with the_suites_cores() as cores:
+        if len(cores) < 2:
+            pytest.skip("two workers need two cores")
+        result = pytester.runpytest_subprocess(
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "--no-loadscope-reorder",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+        )
     result.assert_outcomes(passed=12)
     ran_on = re.findall(r"\[(gw\d)\] .*PASSED (test_\w+)", result.stdout.str())
     assert len({worker for worker, module in ran_on if module == "test_sharing"}) == 1
@@ -56,7 +81,7 @@ def test_workers_keep_to_their_cores_and_a_module_fixture_is_built_once(
     assert (pytester.path / "builds").read_text() == "built\n"
 
     lines = (pytester.path / "cores").read_text().splitlines()
-    cores = {worker: (tuple(share), omp) for worker, share, omp in map(ast.literal_eval, lines)}
-    assert not set(cores["gw0"][0]) & set(cores["gw1"][0])
-    assert set(cores["gw0"][0]) | set(cores["gw1"][0]) == os.sched_getaffinity(0)
-    assert all(omp == str(len(share)) for share, omp in cores.values())
+    shares = {worker: (tuple(share), omp) for worker, share, omp in map(ast.literal_eval, lines)}
+    assert not set(shares["gw0"][0]) & set(shares["gw1"][0])
+    assert set(shares["gw0"][0]) | set(shares["gw1"][0]) == cores
+    assert all(omp == str(len(share)) for share, omp in shares.values())

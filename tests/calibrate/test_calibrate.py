@@ -16,16 +16,23 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from pydantic import ValidationError
 from scipy import stats as scipy_stats
 from scipy.stats import kendalltau
 
 from goldenset.calibrate.agreement import View, decision_agreement, tau_interval
-from goldenset.calibrate.bias import family_bias
+from goldenset.calibrate.bias import family_bias, group_pairs_bias
 from goldenset.calibrate.figures import calibrate_view
-from goldenset.calibrate.grid import anchored, enabled_retrievers, grid, with_headline
-from goldenset.calibrate.groups import MODEL_FREE, Configuration, members
+from goldenset.calibrate.grid import (
+    anchored,
+    enabled_retrievers,
+    grid,
+    variant_retrievers,
+    with_headline,
+)
+from goldenset.calibrate.groups import MODEL_FREE, Configuration, members, variant_chunkings
 from goldenset.calibrate.noise import noise_ceiling
-from goldenset.calibrate.params import CalibrateParams, GroupParams
+from goldenset.calibrate.params import CalibrateParams, GroupParams, VariantParams
 from goldenset.calibrate.runs import calibrate
 from goldenset.chunking.configured import chunk_documents
 from goldenset.chunking.params import ChunkParams
@@ -57,11 +64,18 @@ GRID = {
         {"model": "sentence-transformers/all-MiniLM-L6-v2", "max_seq_length": 16},
     ],
     "retrievers": ["dense", "bm25"],
+    # scored where the groups naming them are: at sentences 250 only, with the first model
+    "variants": {"bm25 b 0": {"retriever": "bm25", "b": 0}, "tfidf": {"retriever": "tfidf"}},
     "groups": {
         "good model": {"models": ["all-MiniLM-L6-v2"]},
         "two models": {
             "models": ["all-MiniLM-L6-v2", "multilingual-e5-small"],
             "retrievers": ["dense"],
+        },
+        "lexical": {
+            "chunkings": ["sentences 250"],
+            "retrievers": ["bm25", "bm25 b 0", "tfidf"],
+            "pairs": True,
         },
     },
     "bias": [["dense", "bm25"], ["hybrid", "dense"]],  # hybrid is not scored: left out
@@ -80,6 +94,7 @@ GRID = {
 }
 TRUNCATED_DENSE = "dense | sentences 250 | all-MiniLM-L6-v2 max_seq_length 16"
 BM25 = "bm25 | sentences 250 | -"
+LEXICAL = [BM25, "bm25 b 0 | sentences 250 | -", "tfidf | sentences 250 | -"]
 
 
 def write_inputs(project: Path) -> None:
@@ -151,6 +166,7 @@ def test_a_configuration_is_what_the_score_stage_writes_for_its_params(calibrate
         tmp_path,
         chunk={"strategy": "sentences", "max_size": 250, "overlap": 0},
         embed={"max_seq_length": 16},
+        retrievers={"tfidf": {"enabled": True}},
     )
     for stage in ["chunk", "embed", "score"]:
         process = run_stage(stage, tmp_path)
@@ -159,7 +175,8 @@ def test_a_configuration_is_what_the_score_stage_writes_for_its_params(calibrate
     golden = (project / "data/goldenset.jsonl").read_text().splitlines()
     assert scores["synthetic"]["dense"]["n_queries"] == len(golden) - 4  # the failed left out
     assert "4 failed and left out; 4 scored" in (project / "stderr.txt").read_text()
-    for name, retriever in [(TRUNCATED_DENSE, "dense"), (BM25, "bm25")]:
+    # a variant is its retriever scored with the variant's settings (tfidf: its defaults, on)
+    for name, retriever in [(TRUNCATED_DENSE, "dense"), (BM25, "bm25"), (LEXICAL[2], "tfidf")]:
         for query_set in ["synthetic", "real"]:
             expected = scores[query_set][retriever]["ndcg@10"]
             assert values[name][f"{query_set}.ndcg@10"] == expected  # to the last digit
@@ -178,7 +195,8 @@ def test_calibrate_says_what_it_will_compute_then_shows_one_bar(calibrated):
     stderr = (project / "stderr.txt").read_text()
     plan = next(line for line in stderr.splitlines() if "texts to embed" in line)
     # 2 chunkings x 3 models (MiniLM at 16 tokens is another model: other vectors)
-    assert plan.startswith("calibrate: 2 chunkings x 3 models: 6 runs, 8 configurations;")
+    # and the two variants at sentences 250
+    assert plan.startswith("calibrate: 2 chunkings x 3 models: 6 runs, 10 configurations;")
     assert "no rate measured yet" in plan  # a cold cache: the first calibrate times them
     assert "6/6" in stderr  # one bar over the grid's runs
     rates = json.loads((project / "cache/calibrate/rates.json").read_text())
@@ -189,9 +207,11 @@ def test_calibrate_says_what_it_will_compute_then_shows_one_bar(calibrated):
 def test_every_configuration_once_and_tau_from_the_table(calibrated):
     _, figures, markdown = calibrated
     names = [c["name"] for c in figures["configurations"]]
-    # 2 chunkings x (2 models x dense + bm25 once: it reads no embedding)
-    assert len(names) == len(set(names)) == 8
-    assert sum(name.startswith("bm25 ") for name in names) == 2
+    # 2 chunkings x (2 models x dense + bm25 once: it reads no embedding), and two variants
+    assert len(names) == len(set(names)) == 10
+    assert sum(name.startswith("bm25 | ") for name in names) == 2
+    # the whole grid is calibrate.retrievers': a variant shows in the groups that name it
+    whole = [c for c in figures["configurations"] if c["retriever"] in GRID["retrievers"]]
     view = figures["views"]["chunk"]
     assert set(view) >= {
         "tau",
@@ -202,8 +222,8 @@ def test_every_configuration_once_and_tau_from_the_table(calibrated):
         "configurations",
     }
     assert view["configurations"] == 8 and view["pairs"] == 28
-    golden = [c["values"]["synthetic.ndcg@10"] for c in figures["configurations"]]
-    real = [c["values"]["real.ndcg@10"] for c in figures["configurations"]]
+    golden = [c["values"]["synthetic.ndcg@10"] for c in whole]
+    real = [c["values"]["real.ndcg@10"] for c in whole]
     assert view["tau"] == pytest.approx(kendalltau(golden, real).statistic, abs=1e-12)
     assert view["tau_low"] <= view["tau"] <= view["tau_high"]
     assert 0 <= view["pairs_significant"] <= 28
@@ -281,8 +301,32 @@ def test_groups_noise_and_family_bias_reach_the_json_the_report_and_the_plot(cal
     assert "| sentences 250 | all-MiniLM-L6-v2 | dense − bm25 |" in markdown
     # the plot's rows: one per view and configuration
     rows = json.loads((project / "plots/calibration.json").read_text())
-    assert len(rows) == 8 and {row["view"] for row in rows} == {"chunk"}
+    assert len(rows) == 10 and {row["view"] for row in rows} == {"chunk"}
     assert rows[0]["golden"] == values[rows[0]["configuration"]]["synthetic.ndcg@10"]
+
+
+@pytest.mark.slow
+def test_a_lexical_group_of_variants_reports_each_pair_against_the_reference(calibrated):
+    _, figures, markdown = calibrated
+    lexical = figures["groups"]["lexical"]
+    assert lexical["configurations"] == LEXICAL  # no model named: the variants read none
+    assert lexical["views"]["chunk"]["pairs"] == 3
+    values = {c["name"]: c["values"] for c in figures["configurations"]}
+    assert values[LEXICAL[0]] != values[LEXICAL[1]]  # b 0 is not today's b
+    pairs = lexical["pairs"]["chunk"]
+    assert [tuple(row["configurations"]) for row in pairs] == [
+        (LEXICAL[0], LEXICAL[1]),
+        (LEXICAL[0], LEXICAL[2]),
+        (LEXICAL[1], LEXICAL[2]),
+    ]
+    first = pairs[0]
+    assert (first["better"], first["worse"]) == ("bm25", "bm25 b 0")
+    for side, metric in [("golden", "synthetic.ndcg@10"), ("reference", "real.ndcg@10")]:
+        difference = values[LEXICAL[0]][metric] - values[LEXICAL[1]][metric]
+        assert first[side]["mean"] == pytest.approx(difference, abs=1e-12)
+    assert "##### Each pair of lexical, view chunk" in markdown
+    assert "| sentences 250 | - | bm25 − bm25 b 0 |" in markdown
+    assert "pairs" not in figures["groups"]["good model"]
 
 
 @pytest.mark.slow
@@ -302,11 +346,11 @@ def test_the_plot_draws_a_mark_per_configuration_with_retriever_and_chunking_rea
     [plot] = [plot for plot in draw(out / "index.html", browser) if title in plot.words]
     assert plot.panel_labels == ["chunk"]
     assert plot.axis_titles == {"reference mean", "golden-set mean"}
-    assert plot.legend("retriever") == ["bm25", "dense"]
+    assert plot.legend("retriever") == ["bm25", "bm25 b 0", "dense", "tfidf"]  # variants too
     assert plot.legend("chunking") == ["sentences 250", "whole documents"]
     [panel] = plot.panels
     marks = [item for group in panel.find("mark-symbol") for item in group.children]
-    assert len(marks) == 8  # one per configuration
+    assert len(marks) == 10  # one per configuration
 
 
 def test_decision_agreement_on_a_hand_made_case():
@@ -512,6 +556,104 @@ def test_groups_pick_configurations_by_model_label_and_take_model_free_ones():
     ]
     two = GroupParams(models=["mini", "e5"], retrievers=["dense"], chunkings=["whole"])
     assert members(two, configurations) == ["dense | whole | mini", "dense | whole | e5"]
+
+
+def test_a_group_naming_no_retriever_leaves_the_variants_out_and_one_naming_no_model_takes_all():
+    configurations = [
+        Configuration("dense | s | mini", "s", "mini", "dense"),
+        Configuration("dense | s | e5", "s", "e5", "dense"),
+        Configuration("bm25 | s | -", "s", MODEL_FREE, "bm25"),
+        Configuration("bm25 b 0 | s | -", "s", MODEL_FREE, "bm25 b 0"),
+    ]
+    good = GroupParams(models=["mini"])
+    assert members(good, configurations, ["dense", "bm25"]) == ["dense | s | mini", "bm25 | s | -"]
+    lexical = GroupParams(retrievers=["bm25", "bm25 b 0"])
+    assert members(lexical, configurations, ["dense", "bm25"]) == [
+        "bm25 | s | -",
+        "bm25 b 0 | s | -",
+    ]
+    dense = GroupParams(retrievers=["dense"])
+    assert members(dense, configurations) == ["dense | s | mini", "dense | s | e5"]
+
+
+def test_a_variant_is_scored_at_the_chunkings_of_the_groups_naming_it():
+    groups = {
+        "a": GroupParams(retrievers=["v"], chunkings=["s 300"]),
+        "b": GroupParams(retrievers=["v", "w"], chunkings=["s 600", "s 300"]),
+        "c": GroupParams(retrievers=["w"]),
+    }
+    assert variant_chunkings("v", groups) == ["s 300", "s 600"]
+    assert variant_chunkings("w", groups) is None  # c names no chunking: every one
+    assert variant_chunkings("unnamed", groups) == []  # no group shows it: not scored
+
+
+def test_a_variant_turns_on_its_retriever_alone_with_its_settings_over_the_projects():
+    settings = RetrieversParams.model_validate(
+        {**RetrieversParams().model_dump(), "bm25": {"k1": 2.0}}
+    )
+    variant = VariantParams(retriever="bm25", b=0.0, stemmer="english")
+    varied = variant_retrievers(settings, variant)
+    assert [name for name in RetrieversParams.model_fields if getattr(varied, name).enabled] == [
+        "bm25"
+    ]
+    assert (varied.bm25.k1, varied.bm25.b, varied.bm25.stemmer) == (2.0, 0.0, "english")
+    hybrid = variant_retrievers(settings, VariantParams(retriever="hybrid", rrf_k=10))
+    assert (hybrid.hybrid.rrf_k, hybrid.dense.enabled, hybrid.bm25.enabled) == (10, True, True)
+    assert not hybrid.ann.enabled
+
+
+@pytest.mark.parametrize(
+    ("variants", "groups", "message"),
+    [
+        ({"x": {"retriever": "bm26"}}, {}, r"unknown \['bm26'\]"),
+        ({"x": {"retriever": "bm25", "k3": 1}}, {}, r"variants.x \(bm25\): k3: Extra inputs"),
+        ({"x": {"retriever": "bm25", "b": 2}}, {}, r"variants.x \(bm25\): b: Input should be"),
+        ({"dense": {"retriever": "bm25"}}, {}, "variants.dense: a retriever's name"),
+        ({"bm25": {"retriever": "bm25", "b": 0}}, {}, "variants.bm25: a retriever's name"),
+        ({}, {"g": {"retrievers": ["bm25 b 0"]}}, r"groups.g.retrievers: \['bm25 b 0'\] not"),
+    ],
+)
+def test_a_variant_or_a_group_naming_what_is_not_calibrated_is_refused(variants, groups, message):
+    with pytest.raises(ValidationError, match=message):
+        settings_for(retrievers=["dense", "bm25"], variants=variants, groups=groups)
+
+
+def test_tfidf_may_be_a_variant_under_its_own_name_when_not_calibrated_as_it_is():
+    settings = settings_for(
+        retrievers=["dense", "bm25"],
+        variants={"tfidf": {"retriever": "tfidf"}},
+        groups={"lexical": {"retrievers": ["bm25", "tfidf"]}},
+    )
+    assert settings.calibrated == ["dense", "bm25", "tfidf"]
+
+
+def test_each_pair_of_a_group_is_its_paired_difference_on_both_sides():
+    rng = np.random.default_rng(3)
+    names = ["a | s | -", "b | s | -", "c | s | -"]
+    configurations = [Configuration(n, "s", MODEL_FREE, n[0]) for n in names]
+    rows = []
+    for query_set, metric, questions in [("synthetic", "ndcg@10", 30), ("real", "ndcg@10", 40)]:
+        for name in names:
+            for q in range(questions):
+                value = float(rng.random())
+                rows.append(
+                    {"configuration": name, "query_set": query_set, "qid": f"q{q}", metric: value}
+                )
+    results = pd.DataFrame(rows)
+    view = View("v", "synthetic.ndcg@10", "real.ndcg@10")
+    pairs = group_pairs_bias(results, view, configurations, settings_for(resamples=50))
+    assert [row.configurations for row in pairs] == [
+        (names[0], names[1]),
+        (names[0], names[2]),
+        (names[1], names[2]),
+    ]
+    for row in pairs:
+        for side, query_set in [(row.golden, "synthetic"), (row.reference, "real")]:
+            chosen = results[results["query_set"] == query_set]
+            means = chosen.groupby("configuration")["ndcg@10"].mean()
+            assert side.mean == pytest.approx(
+                means[row.configurations[0]] - means[row.configurations[1]], abs=1e-12
+            )
 
 
 def test_a_group_label_the_grid_lacks_is_refused_before_anything_runs(tmp_path):

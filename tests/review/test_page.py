@@ -348,6 +348,9 @@ def test_a_sentence_clicked_while_fixing_becomes_the_evidence(browser, project):
         page.wait_for_function("() => document.getElementById('fix-warnings').textContent")
         page.keyboard.press("Enter")
         wait_for(lambda: qid in verdicts_in(project))
-        assert page.locator(f".row[data-qid='{qid}'] .mark").inner_text() == "✎ fixed"
+        # the list marks the row once the server has answered: after the file is written
+        mark = f".row[data-qid='{qid}'] .mark"
+        page.wait_for_function("m => document.querySelector(m).textContent !== '·'", arg=mark)
+        assert page.locator(mark).inner_text() == "✎ fixed"
         assert page.errors == []
     assert verdicts_in(project)[qid]["fix"]["evidence"] == "Ünïcödé 🧬🧪 header — naïve."

@@ -8,12 +8,14 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import socket
 import subprocess
 import sys
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -141,9 +143,23 @@ def test_a_site_in_the_same_browser_cannot_write_a_verdict(browser, project, tmp
         assert json.loads(verdicts.read_text())["verdict"] == "pass"
 
 
+def lines(process: subprocess.Popen, count: int, seconds: float) -> list[str]:
+    """The next lines a process prints; after ``seconds`` without them, the process is killed
+    and the test fails (rather than the suite hanging)."""
+    with ThreadPoolExecutor(1) as pool:
+        read = pool.submit(lambda: [process.stdout.readline() for _ in range(count)])
+        try:
+            return read.result(timeout=seconds)
+        except TimeoutError:
+            process.kill()  # the reading thread sees the end of the output
+            raise AssertionError(f"fewer than {count} lines in {seconds} s") from None
+
+
 @ON_THE_DEFAULT_PORT
 def test_a_taken_default_port_gives_a_free_one_and_says_so(project, tmp_path):
-    taken = __import__("socket").socket()
+    taken = socket.socket()
+    # a page's server that just stopped leaves the port in TIME_WAIT: reused, it is taken here
+    taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         taken.bind(("127.0.0.1", 8765))
         taken.listen()
@@ -161,7 +177,7 @@ def test_a_taken_default_port_gives_a_free_one_and_says_so(project, tmp_path):
         env=env,
     )
     try:
-        first, second = server.stdout.readline(), server.stdout.readline()
+        first, second = lines(server, 2, seconds=60)
         assert first.strip() == "review: port 8765 is taken: serving on another"
         url = second.split()[1]  # the page's address, with the session's token
         base, token = url.split("/?token=")

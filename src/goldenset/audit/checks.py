@@ -178,6 +178,7 @@ def run_audit(
     chance: ChanceLimit | None = None,
     review: dict | None = None,
     reference_form: tuple[str, str] | None = None,
+    rarest_word: dict | None = None,
 ) -> Audit:
     """The audit of a golden set (qid, question, doc_id, evidence) against its documents.
 
@@ -187,7 +188,8 @@ def run_audit(
     document view, flagged above the limit (None: not computed). review: a person's pass share
     and the judge against the person (goldenset.review.pipeline; None: no verdict).
     reference_form: (the reference set's label, the form most of its queries take), flagged when
-    the golden set is written in another (None: no reference queries)."""
+    the golden set is written in another (None: no reference queries). rarest_word: the
+    rarest-word shares (goldenset.audit.rarest.rarest_word_figures; None: not measured)."""
     table = golden.reset_index(drop=True).copy()
     empty = WindowIndex.of("")
     pairs = list(zip(table["question"], table["evidence"].astype(str), strict=True))
@@ -234,6 +236,8 @@ def run_audit(
         metrics["judge"] = judge_estimates(acceptance, params)
     if review is not None:
         metrics["review"] = review
+    if rarest_word is not None:
+        metrics["rarest_word"] = rarest_word
     for name, echoes in references.items():
         if echoes is not None:
             metrics[name] = _reference_echoes(echoes, params.echo_threshold)
@@ -286,6 +290,25 @@ def _reference_echoes(echoes: list[float], threshold: float) -> dict:
     return {"pairs": len(echoes), "echo": spread(echoes), "echo_share": share}
 
 
+def rarest_word_flags(rarest: dict, tolerance: float) -> list[str]:
+    """One flag when the golden set carries its document's rarest word more (or less) often
+    than the reference queries by more than the tolerance."""
+    gap = rarest.get("gap")
+    if gap is None or abs(gap) <= tolerance:
+        return []
+    effect = (
+        "hands lexical retrieval its answer: it may flatter BM25 and hide what tells BM25's "
+        "variants apart"
+        if gap > 0
+        else "names its subject less often than users do"
+    )
+    return [
+        f"rarest word: {rarest['golden']:.0%} of the questions carry their document's rarest "
+        f"word, {rarest['against'].replace('_', ' ')} {rarest['reference']:.0%} "
+        f"(audit.rarest_word_tolerance {tolerance}): the golden set {effect}"
+    ]
+
+
 def document_chance(
     question_doc_ids: Sequence[str], doc_ids: Sequence[str], ks: Sequence[int]
 ) -> dict[str, float]:
@@ -334,6 +357,7 @@ def _flags(metrics: dict, params: AuditParams) -> list[str]:
             f"echo: median {ours:.2f}, {against.replace('_', ' ')} {theirs:.2f} "
             f"(audit.echo_median_tolerance {params.echo_median_tolerance}): the golden set {effect}"
         )
+    flags += rarest_word_flags(metrics.get("rarest_word") or {}, params.rarest_word_tolerance)
     reference = metrics.get("reference_form")
     if reference and reference["form"] != metrics["form"]:
         why = metrics["form_reason"] or "generate.form"

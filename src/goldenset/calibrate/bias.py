@@ -67,21 +67,43 @@ def family_bias(
         for model in [*models, MODEL_FREE]:
             for better, worse in settings.bias:
                 pair = [_find(configurations, name, chunking, model) for name in (better, worse)]
-                if None in pair or _counted_as_model_free(pair, model):
+                if pair[0] is None or pair[1] is None or _counted_as_model_free(pair, model):
                     continue
-                names = [c.name for c in pair]
-                rows.append(
-                    FamilyBias(
-                        chunking,
-                        model,
-                        better,
-                        worse,
-                        difference(question_matrix(results, view.golden, names), settings),
-                        difference(question_matrix(results, view.reference, names), settings),
-                        (names[0], names[1]),
-                    )
-                )
+                rows.append(pair_bias(results, view, pair[0], pair[1], settings, model))
     return rows
+
+
+def pair_bias(
+    results: pd.DataFrame,
+    view: View,
+    better: Configuration,
+    worse: Configuration,
+    settings: CalibrateParams,
+    model: str | None = None,
+) -> FamilyBias:
+    """The per-question difference better - worse on the golden set and on the reference, at
+    better's chunking and model (or the model given)."""
+    names = [better.name, worse.name]
+    return FamilyBias(
+        better.chunking,
+        better.model if model is None else model,
+        better.retriever,
+        worse.retriever,
+        difference(question_matrix(results, view.golden, names), settings),
+        difference(question_matrix(results, view.reference, names), settings),
+        (better.name, worse.name),
+    )
+
+
+def group_pairs_bias(
+    results: pd.DataFrame, view: View, chosen: list[Configuration], settings: CalibrateParams
+) -> list[FamilyBias]:
+    """Every pair of a group's configurations, the first in grid order taken as `better`."""
+    return [
+        pair_bias(results, view, chosen[i], chosen[j], settings)
+        for i in range(len(chosen))
+        for j in range(i + 1, len(chosen))
+    ]
 
 
 def _find(

@@ -16,7 +16,7 @@ from goldenset.calibrate.agreement import (
     question_matrix,
     tau_interval,
 )
-from goldenset.calibrate.bias import FamilyBias, family_bias
+from goldenset.calibrate.bias import FamilyBias, family_bias, group_pairs_bias
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, members
 from goldenset.calibrate.noise import NoiseCeiling, noise_ceiling
 from goldenset.calibrate.params import CalibrateParams
@@ -77,6 +77,7 @@ def winner_first(configurations: list[str], tests: PairTests, index: int) -> tup
 class GroupResult:
     members: list[str]
     views: list[ViewResult]
+    pairs: dict[str, list[FamilyBias]]  # view name -> each pair's bias (calibrate.groups.*.pairs)
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,13 @@ def assess(
 ) -> Calibration:
     """Every figure of calibrate from the per-question rows of the configurations: each view
     over the whole grid and over each close-call group, and the family bias of each view."""
-    names = [c.name for c in configurations]
-    groups = {name: members(group, configurations) for name, group in settings.groups.items()}
-    grouped = [label for group in settings.groups.values() for label in group.models]
+    # the whole grid: the variants are shown in the groups that name them
+    names = [c.name for c in configurations if c.retriever in settings.retrievers]
+    groups = {
+        name: members(group, configurations, settings.retrievers)
+        for name, group in settings.groups.items()
+    }
+    grouped = [label for group in settings.groups.values() for label in group.models or []]
     models = list(dict.fromkeys(grouped or [c.model for c in configurations]))
     models = [model for model in models if model != MODEL_FREE]
     shown = [name for view in views for name in (view.golden, view.reference)]
@@ -110,10 +115,14 @@ def assess(
         [calibrate_view(results, view, names, settings) for view in views],
         skipped,
         configurations,
-        configuration_values(results, list(dict.fromkeys(shown)), names),
+        configuration_values(results, list(dict.fromkeys(shown)), [c.name for c in configurations]),
         {
             name: GroupResult(
-                chosen, [calibrate_view(results, view, chosen, settings) for view in views]
+                chosen,
+                [calibrate_view(results, view, chosen, settings) for view in views],
+                group_pairs(
+                    results, views, configurations, chosen, settings.groups[name].pairs, settings
+                ),
             )
             for name, chosen in groups.items()
         },
@@ -121,6 +130,21 @@ def assess(
         settings.confidence,
         settings.alpha,
     )
+
+
+def group_pairs(
+    results: pd.DataFrame,
+    views: list[View],
+    configurations: list[Configuration],
+    chosen: list[str],
+    wanted: bool,
+    settings: CalibrateParams,
+) -> dict[str, list[FamilyBias]]:
+    """Each view's pair biases of the chosen configurations, when the group asks for them."""
+    if not wanted:
+        return {}
+    picked = [c for c in configurations if c.name in chosen]
+    return {view.name: group_pairs_bias(results, view, picked, settings) for view in views}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ import pandas as pd
 from pydantic import BaseModel, ValidationError
 
 from goldenset.calibrate.agreement import View
-from goldenset.calibrate.params import CalibrateCommand, CalibrateParams
+from goldenset.calibrate.groups import variant_chunkings
+from goldenset.calibrate.params import CalibrateCommand, CalibrateParams, VariantParams
 from goldenset.calibrate.seeds import seed_sets, seeds_to_score, with_seed_sets
 from goldenset.chunking.base import STRATEGIES
 from goldenset.chunking.configured import chunk_corpus
@@ -52,10 +53,27 @@ class RunInputs:
     seed_qids: dict[int, list[str]]  # generate.seed -> its golden questions (calibrate.seeds)
 
     @property
+    def settings(self) -> CalibrateParams:
+        assert self.params.calibrate is not None
+        return self.params.calibrate
+
+    @property
     def wanted(self) -> list[str]:
         """The retrievers the calibrate params score."""
-        assert self.params.calibrate is not None
-        return self.params.calibrate.retrievers
+        return self.settings.retrievers
+
+    def variants_at(self, at_chunking: int, first_model: bool) -> dict[str, VariantParams]:
+        """The variants scored at this chunking with this model: at the chunkings of the groups
+        that name them (a variant no group names is not scored), and those reading no embedding
+        with the first model only."""
+        label = chunk_label(self.chunkings[at_chunking])
+        groups = self.settings.groups
+        return {
+            name: variant
+            for name, variant in self.settings.variants.items()
+            if (first_model or variant.retriever not in model_free())
+            and _scored_at(label, variant_chunkings(name, groups))
+        }
 
 
 def prepare_runs(
@@ -180,6 +198,22 @@ def enabled_retrievers(
     raw = settings.model_dump()
     for name in RETRIEVERS:
         raw[name]["enabled"] = name in on
+    return type(settings).model_validate(raw)
+
+
+def _scored_at(chunking: str, chunkings: list[str] | None) -> bool:
+    return chunkings is None or chunking in chunkings
+
+
+def variant_retrievers(settings: RetrieversSection, variant: VariantParams) -> RetrieversSection:
+    """The project's retriever settings with only the variant's retriever on, its settings
+    changed (and those it fuses on)."""
+    raw = settings.model_dump()
+    for name in RETRIEVERS:
+        raw[name]["enabled"] = False
+    raw[variant.retriever].update(variant.settings, enabled=True)
+    for other in raw[variant.retriever].get("fuse", []):
+        raw[other]["enabled"] = True
     return type(settings).model_validate(raw)
 
 

@@ -30,7 +30,7 @@ def check_labels(groups: dict[str, GroupParams], chunkings: list[str], models: l
     any configuration runs)."""
     for name, group in groups.items():
         for field, wanted, known in [
-            ("models", group.models, models),
+            ("models", group.models or [], models),
             ("chunkings", group.chunkings or [], chunkings),
         ]:
             unknown = [label for label in wanted if label not in known]
@@ -41,12 +41,25 @@ def check_labels(groups: dict[str, GroupParams], chunkings: list[str], models: l
                 )
 
 
-def members(group: GroupParams, configurations: list[Configuration]) -> list[str]:
-    """The names of the group's configurations, in grid order."""
+def members(
+    group: GroupParams, configurations: list[Configuration], retrievers: list[str] | None = None
+) -> list[str]:
+    """The names of the group's configurations, in grid order; a group naming no retriever takes
+    those of ``retrievers`` (calibrate.retrievers: not the variants; None: every one)."""
+    wanted = group.retrievers or retrievers
     return [
         c.name
         for c in configurations
-        if (c.model in group.models or c.model == MODEL_FREE)
+        if (group.models is None or c.model in group.models or c.model == MODEL_FREE)
         and (group.chunkings is None or c.chunking in group.chunkings)
-        and (group.retrievers is None or c.retriever in group.retrievers)
+        and (wanted is None or c.retriever in wanted)
     ]
+
+
+def variant_chunkings(label: str, groups: dict[str, GroupParams]) -> list[str] | None:
+    """The chunking labels a variant is scored at: those of the groups that name it (None:
+    every chunking, when one of them names none; none when no group names it)."""
+    naming = [group for group in groups.values() if label in (group.retrievers or [])]
+    if any(group.chunkings is None for group in naming):
+        return None
+    return list(dict.fromkeys(chunking for group in naming for chunking in group.chunkings or []))

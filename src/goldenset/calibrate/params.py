@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from goldenset.chunking.params import ChunkParams
 from goldenset.core.params import EmbedParams, ReviewParams, Section, StageParams
@@ -23,13 +23,31 @@ class ViewParams(Section):
 
 class GroupParams(Section):
     """Close calls: configurations a user chooses among, by model label (as calibrate prints
-    it), chunking label and retriever; a retriever reading no embedding joins every group."""
+    it), chunking label and retriever (or variant label); a retriever reading no embedding joins
+    every group that names it."""
 
-    models: list[str] = Field(min_length=1)
+    models: list[str] | None = Field(None, min_length=1, description="every model when absent")
     chunkings: list[str] | None = Field(
         None, description="chunking labels; every chunking when absent"
     )
-    retrievers: list[str] | None = Field(None, description="every calibrate retriever when absent")
+    retrievers: list[str] | None = Field(
+        None, description="retrievers and variant labels; every calibrate retriever when absent"
+    )
+    # each pair of the group's configurations: the golden set's per-question difference set
+    # against the reference's (as calibrate.bias does for retriever families)
+    pairs: bool = False
+
+
+class VariantParams(BaseModel):
+    """A named variant of a retriever: which one, and the settings of its section of
+    `retrievers:` that differ."""
+
+    model_config = ConfigDict(extra="allow")
+    retriever: str
+
+    @property
+    def settings(self) -> dict:
+        return dict(self.model_extra or {})
 
 
 class CalibrateParams(Section):
@@ -49,6 +67,9 @@ class CalibrateParams(Section):
     # golden sets that differ only in generate.seed (the passages drawn): each judged on its own
     # and pooled; null: the project's golden set only
     seeds: list[int] | None = Field(None, min_length=1)
+    # label -> a retriever with other settings, scored as a configuration of its own at the
+    # chunkings of the groups that name it; only those groups show it
+    variants: dict[str, VariantParams] = Field(default_factory=dict)
     groups: dict[str, GroupParams] = Field(default_factory=dict)
     splits: int = Field(200, ge=1, description="random halves of the reference: its noise ceiling")
     agreement_splits: int = Field(
@@ -60,20 +81,43 @@ class CalibrateParams(Section):
         default_factory=lambda: [("dense", "bm25"), ("hybrid", "dense")]
     )
 
+    @property
+    def calibrated(self) -> list[str]:
+        """The retrievers scored and the variants' labels."""
+        return [*self.retrievers, *self.variants]
+
     @model_validator(mode="after")
     def _registered(self) -> CalibrateParams:
-        named = [*self.retrievers, *(name for pair in self.bias for name in pair)]
+        named = [
+            *self.retrievers,
+            *(variant.retriever for variant in self.variants.values()),
+            *(name for pair in self.bias for name in pair if name not in self.variants),
+        ]
         unknown = [name for name in dict.fromkeys(named) if name not in RETRIEVERS]
         if unknown:
             raise ValueError(f"retrievers: unknown {unknown}; use some of {list(RETRIEVERS)}")
+        for label, variant in self.variants.items():
+            _check_variant(label, variant, self.retrievers)
         for name, group in self.groups.items():
-            outside = [r for r in group.retrievers or [] if r not in self.retrievers]
+            outside = [r for r in group.retrievers or [] if r not in self.calibrated]
             if outside:
                 raise ValueError(
                     f"groups.{name}.retrievers: {outside} not calibrated; use some of "
-                    f"{self.retrievers}"
+                    f"{self.calibrated}"
                 )
         return self
+
+
+def _check_variant(label: str, variant: VariantParams, retrievers: list[str]) -> None:
+    """A variant's label names no other retriever (its own, when not calibrated as it is), and
+    its settings are its retriever's."""
+    if label in retrievers or (label in RETRIEVERS and label != variant.retriever):
+        raise ValueError(f"variants.{label}: a retriever's name; give the variant its own label")
+    try:
+        RETRIEVERS[variant.retriever].params.model_validate(variant.settings)
+    except ValidationError as error:
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise ValueError(f"variants.{label} ({variant.retriever}): {wrong}") from None
 
 
 class CalibrateCommand(StageParams):

@@ -41,25 +41,30 @@ def calibration_payload(calibration: Calibration) -> dict:
             name: {
                 "configurations": group.members,
                 "views": {result.view.name: view_payload(result) for result in group.views},
+                **({"pairs": bias_payload(group.pairs)} if group.pairs else {}),
             }
             for name, group in calibration.groups.items()
         },
-        "bias": {
-            view: [
-                {
-                    "chunking": row.chunking,
-                    "model": row.model,
-                    "better": row.better,
-                    "worse": row.worse,
-                    "golden": _estimate(row.golden),
-                    "reference": _estimate(row.reference),
-                    "outside": row.outside,
-                    "configurations": list(row.configurations),
-                }
-                for row in rows
-            ]
-            for view, rows in calibration.bias.items()
-        },
+        "bias": bias_payload(calibration.bias),
+    }
+
+
+def bias_payload(bias: dict[str, list[FamilyBias]]) -> dict:
+    return {
+        view: [
+            {
+                "chunking": row.chunking,
+                "model": row.model,
+                "better": row.better,
+                "worse": row.worse,
+                "golden": _estimate(row.golden),
+                "reference": _estimate(row.reference),
+                "outside": row.outside,
+                "configurations": list(row.configurations),
+            }
+            for row in rows
+        ]
+        for view, rows in bias.items()
     }
 
 
@@ -124,9 +129,13 @@ def render_markdown(calibrations: Calibrations) -> str:
         lines += ["", f"#### Close calls: {name} ({len(group.members)} configurations)", ""]
         lines += view_table(group.views, calibration.confidence, with_metrics=False)
         lines += misses(group.views)
+        for view, rows in group.pairs.items():
+            title = f"Each pair of {name}, view {view}"
+            lines += bias_table(title, rows, calibration.confidence, level="#####")
     lines += noise_table(calibration)
     for view, rows in calibration.bias.items():
-        lines += bias_table(view, rows, calibration.confidence)
+        title = f"Retriever-family bias, view {view}"
+        lines += bias_table(title, rows, calibration.confidence)
     lines += configuration_table(calibration)
     lines += ["", footnote(calibration.alpha)]
     return "\n".join(lines) + "\n"
@@ -223,11 +232,12 @@ def noise_table(calibration: Calibration) -> list[str]:
     return lines
 
 
-def bias_table(view: str, rows: list[FamilyBias], confidence: float) -> list[str]:
+def bias_table(
+    title: str, rows: list[FamilyBias], confidence: float, level: str = "####"
+) -> list[str]:
     lines = [
         "",
-        f"#### Retriever-family bias, view {view}: mean per-question difference, "
-        f"{confidence:.0%} interval",
+        f"{level} {title}: mean per-question difference, {confidence:.0%} interval",
         "",
         "| chunking | model | difference | golden set | reference | golden mean |",
         "|---|---|---|---:|---:|---|",

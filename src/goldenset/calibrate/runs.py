@@ -18,7 +18,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import product
 from pathlib import Path
 
@@ -36,10 +36,11 @@ from goldenset.calibrate.grid import (
     model_label,
     prepare_runs,
     reported,
+    variant_retrievers,
     views_of,
 )
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
-from goldenset.calibrate.params import CalibrateCommand, CalibrateParams
+from goldenset.calibrate.params import CalibrateCommand, CalibrateParams, VariantParams
 from goldenset.chunking.params import ChunkParams
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
@@ -116,8 +117,10 @@ def run_configurations(
 def plan(runs: RunInputs) -> str:
     """The line said before the first run: the grid's runs and configurations, and each model's
     texts to embed with about how long they take."""
-    configurations = len(runs.chunkings) * sum(
-        len(reported(runs.wanted, number == 0)) for number in range(len(runs.models))
+    configurations = sum(
+        len(reported(runs.wanted, number == 0)) + len(runs.variants_at(at, number == 0))
+        for at in range(len(runs.chunkings))
+        for number in range(len(runs.models))
     )
     missing = texts_to_embed(runs.chunked, runs.upstream.query_sets, runs.models, runs.stage_cache)
     return plan_line(
@@ -149,7 +152,22 @@ def score_run(
     scored = score_inputs(inputs, runs.score, retrievers)
     if workdir is not None:  # what a kept --workdir shows: the stages' files
         write_run(workdir, inputs, scored)
-    return embedded, embedding, scored.results
+    varied = [
+        variant_rows(runs, inputs, label, variant)
+        for label, variant in runs.variants_at(at_chunking, number == 0).items()
+    ]
+    return embedded, embedding, pd.concat([scored.results, *varied], ignore_index=True)
+
+
+def variant_rows(
+    runs: RunInputs, inputs: ScoreInputs, label: str, variant: VariantParams
+) -> pd.DataFrame:
+    """A variant's per-question results over one run's chunks and vectors: its retriever scored
+    with the variant's settings, its rows under the variant's label."""
+    retrievers = variant_retrievers(runs.params.retrievers, variant)
+    inputs = replace(inputs, loaded=load_retrievers(retrievers))
+    results = score_inputs(inputs, runs.score, retrievers).results
+    return results[results["retriever"] == variant.retriever].assign(retriever=label)
 
 
 def configuration_rows(
@@ -158,8 +176,10 @@ def configuration_rows(
     """Each configuration one run scores (those reading no embedding with the first model only),
     with its rows of the run's results: the kept columns, a `configuration` column added."""
     configured = []
-    for retriever in reported(runs.wanted, first):
-        label = MODEL_FREE if retriever in model_free() else model_label(embed)
+    variants = runs.variants_at(runs.chunkings.index(chunking), first)
+    for retriever in [*reported(runs.wanted, first), *variants]:
+        reads = variants[retriever].retriever if retriever in variants else retriever
+        label = MODEL_FREE if reads in model_free() else model_label(embed)
         configuration = Configuration(
             f"{retriever} | {chunk_label(chunking)} | {label}",
             chunk_label(chunking),

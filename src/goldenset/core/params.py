@@ -79,6 +79,9 @@ class AuditParams(Section):
     echo_median_tolerance: float = Field(
         0.05, ge=0, le=1, description="flag a median echo this far from the real queries'"
     )
+    rarest_word_tolerance: float = Field(
+        0.1, ge=0, le=1, description="flag a rarest-word share this far from the real queries'"
+    )
     min_pass_share: float = Field(
         0.7, ge=0, le=1, description="flag a judge's estimated strict pass share below this"
     )

@@ -27,6 +27,7 @@ from goldenset.audit.checks import (
     render_report,
     run_audit,
 )
+from goldenset.audit.rarest import rarest_word_figures
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import file_md5, write_atomically, write_json, write_parquet
 from goldenset.core.params import AuditParams, ReviewParams, StageParams
@@ -62,7 +63,8 @@ class AuditStage(StageParams):
 
 def main(params: AuditStage) -> None:
     Path(params.audit.cache_dir).mkdir(parents=True, exist_ok=True)  # a DVC output, even empty
-    documents = document_indexes(pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"]))
+    texts = pd.read_parquet(DOCUMENTS, columns=["doc_id", "text"])
+    documents = document_indexes(texts)
     query_sets = read_query_sets()
     [golden_set] = [questions for questions in query_sets.values() if questions.entry.golden]
     applied, written = with_evidence(golden_set.table), with_evidence(read_goldenset(GOLDENSET))
@@ -72,6 +74,8 @@ def main(params: AuditStage) -> None:
         raise GoldensetError(f"{GENERATE_STATS} not found: run `dvc repro generate`") from None
     vectors = read_vectors(EMBEDDINGS, golden_set.name, golden_set.qids)
     echoes = reference_echoes(query_sets, documents)
+    by_id = dict(zip(texts["doc_id"], texts["text"], strict=True))
+    rarest = rarest_word_figures(by_id, applied, query_sets)
     # the writer's quality and the judge: the set as written; the checks: the set as scored
     reviewed = read_reviewed(params.review, Path("."), written.to_dict("records"))
     verdicts = reviewed.verdicts
@@ -98,6 +102,7 @@ def main(params: AuditStage) -> None:
         chance,
         review.metrics if review else None,
         reference_form(query_sets),
+        rarest,
     )
     write_judge_probabilities(written, read)
     write_json(AUDIT_METRICS, audit.metrics)
