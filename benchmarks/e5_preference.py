@@ -19,12 +19,12 @@ cache/calibrate/seeds/ are pooled with the project's own.
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from goldenset.audit.rarest import Corpus, carried
 from goldenset.chunking.configured import chunk_corpus, embedding_tokenizer
 from goldenset.chunking.params import ChunkParams
 from goldenset.core.params import EmbedParams
@@ -57,23 +57,9 @@ def reciprocal_ranks(scores: np.ndarray, doc_ids: np.ndarray, relevant: list[set
 def carries_rarest_word(
     queries: list[str], relevant: list[set], documents: pd.DataFrame
 ) -> np.ndarray:
-    """Whether each query's rarest words (lowest document frequency, ties kept; words the corpus
-    lacks ignored) include one of a relevant document's."""
-    import bm25s
-
-    def words(texts: list[str]) -> list[list[str]]:
-        return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
-
-    texts = documents["text"].tolist()
-    in_document = dict(zip(documents["doc_id"], map(set, words(texts)), strict=True))
-    frequency = Counter(word for found in in_document.values() for word in found)
-    carried = []
-    for query_words, wanted in zip(words(queries), relevant, strict=True):
-        known = {word for word in query_words if word in frequency}
-        lowest = min((frequency[word] for word in known), default=0)
-        rarest = {word for word in known if frequency[word] == lowest}
-        carried.append(any(rarest & in_document.get(doc, set()) for doc in wanted))
-    return np.array(carried)
+    """Whether each query carries its rarest word (goldenset.audit.rarest, as the audit counts)."""
+    corpus = Corpus.of(dict(zip(documents["doc_id"], documents["text"], strict=True)))
+    return np.array(carried(corpus, queries, relevant))
 
 
 def compared(minilm: np.ndarray, e5: np.ndarray) -> str:

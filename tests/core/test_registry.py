@@ -78,7 +78,7 @@ def test_the_built_in_modules_load_when_the_registry_is_first_read():
     before, names, after = process.stdout.splitlines()
     assert (before, after) == ("False", "True")
     stores = "'chroma', 'langchain', 'llamaindex', 'postgres', 'qdrant'"
-    assert names == f"['dense', 'bm25', 'ann', 'external', 'hybrid', {stores}]"
+    assert names == f"['dense', 'bm25', 'tfidf', 'ann', 'external', 'hybrid', {stores}]"
 
 
 def test_a_registry_is_itself_and_not_its_entries():

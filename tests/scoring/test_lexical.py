@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from goldenset.core.terms import Analyzer
 from goldenset.scoring.retriever_params import RetrieversParams
-from goldenset.scoring.retrievers.lexical import Analyzer, BM25Params, BM25Scores
+from goldenset.scoring.retrievers.lexical import BM25Params, BM25Scores
 from goldenset.scoring.retrievers.tfidf import TfidfParams, TfidfScores, tfidf_index
 
 DOCUMENTS = [

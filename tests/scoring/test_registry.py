@@ -51,7 +51,7 @@ def test_every_registered_retriever_has_its_params_section_in_registry_order():
 def test_fusing_retrievers_rank_after_those_they_fuse():
     order = ranking_order()
     stores = ["chroma", "langchain", "llamaindex", "postgres", "qdrant"]  # each over its own chunks
-    assert order == ["dense", "bm25", "ann", "external", "hybrid", *stores]
+    assert order == ["dense", "bm25", "tfidf", "ann", "external", "hybrid", *stores]
     assert sorted(order) == sorted(RETRIEVERS)
 
 

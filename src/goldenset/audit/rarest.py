@@ -17,15 +17,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from goldenset.core.terms import DEFAULT_ANALYZER
 from goldenset.corpus.querysets import QuerySet, references
-from goldenset.scoring.retrievers.lexical import Analyzer
-
-ANALYZER = Analyzer()  # bm25's default: what a query gives the lexical retriever
 
 
 def terms(texts: Sequence[str]) -> list[set[str]]:
     """Each text's distinct terms."""
-    return [set(tokens) for tokens in ANALYZER.tokenize(texts, return_ids=False)]
+    return [set(tokens) for tokens in DEFAULT_ANALYZER.tokenize(texts, return_ids=False)]
 
 
 @dataclass(frozen=True)
@@ -57,18 +55,22 @@ def carries_rarest_word(corpus: Corpus, query_terms: set[str], relevant: Iterabl
     return any(rarest & corpus.terms.get(doc_id, set()) for doc_id in relevant)
 
 
-def rarest_word_share(
+def carried(
     corpus: Corpus, queries: Sequence[str], relevant: Sequence[Iterable[str]]
-) -> float | None:
-    """The share of the queries (row i's relevant document ids: relevant[i]) that carry their
-    rarest word; None for no query."""
-    if not queries:
-        return None
-    carried = [
+) -> list[bool]:
+    """Whether each query (row i's relevant document ids: relevant[i]) carries its rarest word."""
+    return [
         carries_rarest_word(corpus, words, documents)
         for words, documents in zip(terms(queries), relevant, strict=True)
     ]
-    return sum(carried) / len(carried)
+
+
+def rarest_word_share(
+    corpus: Corpus, queries: Sequence[str], relevant: Sequence[Iterable[str]]
+) -> float | None:
+    """The share of the queries that carry their rarest word (carried); None for no query."""
+    flags = carried(corpus, queries, relevant)
+    return sum(flags) / len(flags) if flags else None
 
 
 def rarest_word_figures(
@@ -87,9 +89,9 @@ def rarest_word_figures(
         questions = query_sets[entry.name]
         if not len(questions):
             continue
-        judged = questions.document_judgments()
-        judged = judged[judged["grade"] > 0]
-        relevant = judged.groupby("qid")["doc_id"].apply(list).to_dict()
+        pairs = questions.document_judgments()
+        pairs = pairs[pairs["grade"] > 0]
+        relevant = pairs.groupby("qid")["doc_id"].apply(list).to_dict()
         theirs = rarest_word_share(
             corpus, questions.texts, [relevant.get(qid, []) for qid in questions.qids]
         )

@@ -19,8 +19,6 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from datasketch import MinHash, MinHashLSH
-
 from goldenset.core.stats import jaccard
 
 SHINGLE_WORDS = 5
@@ -65,6 +63,9 @@ def find_duplicates(
     doc_ids: Sequence[str], texts: Sequence[str], threshold: float | None
 ) -> list[Duplicate]:
     """Documents to drop, in input order; `threshold` None looks for exact duplicates only."""
+    # imported here: the stages that read text_key alone (score, audit) start 0.4 s sooner
+    from datasketch import MinHash, MinHashLSH
+
     duplicates: list[Duplicate] = []
     first_with_key: dict[str, str] = {}
     lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM) if threshold is not None else None

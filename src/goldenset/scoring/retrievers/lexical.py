@@ -5,11 +5,11 @@ words and no stemmer."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from goldenset.core.terms import DEFAULT_ANALYZER, STOP_LISTS, Analyzer
 from goldenset.scoring.retrievers.base import RETRIEVERS, RetrieverEntry, RetrieverSection, Run
 
 if TYPE_CHECKING:
@@ -19,35 +19,6 @@ if TYPE_CHECKING:
     from goldenset.scoring.retrievers.base import Corpus, Queries
 
 Method = Literal["lucene", "robertson", "atire", "bm25l", "bm25+"]
-
-# the stop lists bm25s ships, by the code it knows them by
-STOP_LISTS = ("en", "de", "nl", "fr", "es", "pt", "it", "ru", "sv", "no", "zh", "tr", "ko", "da")
-
-
-@dataclass(frozen=True)
-class Analyzer:
-    """How a text becomes its terms: bm25s' tokenizer (lower case, words of two characters or
-    more), less a stop list, through a Snowball stemmer (PyStemmer)."""
-
-    stopwords: str | tuple[str, ...] | None = "en"  # a code of STOP_LISTS, the words, or none
-    stemmer: str | None = None  # a Snowball language (english, french...), or none
-
-    def tokenize(self, texts: Sequence[str], return_ids: bool = True) -> Any:
-        import bm25s
-
-        stemmer = None
-        if self.stemmer is not None:
-            import Stemmer
-
-            stemmer = Stemmer.Stemmer(self.stemmer)
-        stopwords = list(self.stopwords) if isinstance(self.stopwords, tuple) else self.stopwords
-        return bm25s.tokenize(
-            list(texts),
-            stopwords=stopwords,
-            stemmer=stemmer,
-            return_ids=return_ids,
-            show_progress=False,
-        )
 
 
 class BM25Params(RetrieverSection):
@@ -108,7 +79,7 @@ def bm25_index(
     b: float = 0.75,
     method: Method = "lucene",
     delta: float = 0.5,
-    analyzer: Analyzer = Analyzer(),
+    analyzer: Analyzer = DEFAULT_ANALYZER,
 ) -> Any:
     """bm25s' index of the texts, or False for texts without a single term (bm25s cannot index
     them). ``delta`` is read by bm25l and bm25+ only."""
@@ -137,7 +108,7 @@ class BM25Scores:
         *,
         method: Method = "lucene",
         delta: float = 0.5,
-        analyzer: Analyzer = Analyzer(),
+        analyzer: Analyzer = DEFAULT_ANALYZER,
     ) -> None:
         """``index``: :func:`bm25_index` of ``item_texts`` made before with the same analyzer
         (None: made now, with k1, b, method and delta)."""
