@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from goldenset.audit.rarest import Corpus, carried
+from goldenset.audit.rarest import Corpus, carried, query_set_share
 from goldenset.calibrate.figures import assess
 from goldenset.calibrate.params import CalibrateCommand
 from goldenset.calibrate.runs import run_configurations, usable_views
@@ -37,12 +37,9 @@ DRAWS = 5  # random draws of a matched selection
 
 
 def reference_share(project: Path, corpus: Corpus, reference: str) -> float:
-    questions = read_query_set(QUERY_SETS[reference], file_reader(project))
-    judged = questions.document_judgments()
-    judged = judged[judged["grade"] > 0]
-    relevant = judged.groupby("qid")["doc_id"].apply(list).to_dict()
-    flags = carried(corpus, questions.texts, [relevant.get(q, []) for q in questions.qids])
-    return float(np.mean(flags))
+    share = query_set_share(corpus, read_query_set(QUERY_SETS[reference], file_reader(project)))
+    assert share is not None, f"{reference} has no questions"
+    return share
 
 
 def main(project: Path, group: str, view_name: str) -> None:

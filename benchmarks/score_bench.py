@@ -23,9 +23,11 @@ With --baseline REV it times the scoring the stage runs, a retriever's run then 
 evaluator (dense's rank, its run read as the set's items, then
 goldenset.scoring.ranked.score_ranked: every metric and the result rows), on the same data with
 REV's code and this checkout's, taking turns --repeat times in this one process, and prints the
-ratio (target: within 1.1x of the baseline):
+ratio (target: within 1.1x of the baseline); --documents judges the set per document instead
+(documents of 1 to 40 chunks), where each code fetches what its evaluation asks for:
 
     PYTHONPATH=src python benchmarks/score_bench.py --baseline 54e878b --repeat 3
+    PYTHONPATH=src python benchmarks/score_bench.py --baseline 5d9dabd --repeat 3 --documents
 """
 
 from __future__ import annotations
@@ -210,9 +212,13 @@ def report(result: dict) -> None:
         print("(peak from ru_maxrss: /proc/self/clear_refs was not writable; it includes setup)")
 
 
-def stage_scoring(chunks, questions, relevant, k, ks, item_ids) -> dict[str, float]:
+def stage_scoring(chunks, questions, relevant, k, ks, item_ids, doc_sizes=None) -> dict[str, float]:
     """A dense run and its evaluation through the score stage's own interfaces, imported from
-    whichever source folder `import goldenset` loads now (benchmarks/baseline.py)."""
+    whichever source folder `import goldenset` loads now (benchmarks/baseline.py). With
+    ``doc_sizes`` (each document's chunk count, chunks in document order) the set is judged per
+    document, each question's relevant chunk's document relevant: the run fetches what the
+    evaluation asks of that code for ``k`` documents (``k x`` the largest document's chunks
+    before goldenset.scoring.cover, ``k`` documents and texts since)."""
     import inspect
 
     from goldenset.scoring import retrievers
@@ -220,14 +226,16 @@ def stage_scoring(chunks, questions, relevant, k, ks, item_ids) -> dict[str, flo
     from goldenset.scoring.retrievers import Corpus, Queries
     from goldenset.scoring.retrievers.dense import Dense
 
+    qids = [f"q{row}" for row in range(len(questions))]
+    texts = [""] * len(qids)
+    if doc_sizes is not None:
+        return _per_document(chunks, questions, relevant, k, ks, item_ids, doc_sizes)
     qrels = sparse.csr_array(
         (np.ones(len(relevant)), (np.arange(len(relevant)), relevant)),
         shape=(len(questions), len(chunks)),
     )
-    qids = [f"q{row}" for row in range(len(questions))]
     judged = ItemJudgments("synthetic", qids, qrels, item_ids)
-    dense = Dense(Corpus(item_ids, [""] * len(item_ids), chunks), "cpu")
-    texts = [""] * len(qids)
+    dense = Dense(Corpus(item_ids, item_ids, chunks), "cpu")
     if hasattr(retrievers, "Run"):  # a run keyed by id, read as the set's items by the evaluator
         from goldenset.scoring.projection import RunItems
 
@@ -241,6 +249,36 @@ def stage_scoring(chunks, questions, relevant, k, ks, item_ids) -> dict[str, flo
     return metrics
 
 
+def _per_document(chunks, questions, relevant, k, ks, item_ids, doc_sizes) -> dict[str, float]:
+    """stage_scoring's document-judged case (code since the run keyed by id)."""
+    import importlib.util
+
+    from goldenset.scoring.projection import RunItems
+    from goldenset.scoring.ranked import ItemJudgments, score_ranked
+    from goldenset.scoring.retrievers import Corpus, Queries
+    from goldenset.scoring.retrievers.dense import Dense
+
+    qids = [f"q{row}" for row in range(len(questions))]
+    doc_of = np.repeat(np.arange(len(doc_sizes)), doc_sizes)
+    doc_ids = [f"d{doc}" for doc in range(len(doc_sizes))]
+    qrels = sparse.csr_array(
+        (np.ones(len(relevant)), (np.arange(len(relevant)), doc_of[relevant])),
+        shape=(len(questions), len(doc_sizes)),
+    )
+    judged = ItemJudgments("real", qids, qrels, doc_ids)
+    covering = importlib.util.find_spec("goldenset.scoring.cover") is not None
+    if covering:
+        corpus = Corpus(item_ids, item_ids, chunks, [doc_ids[d] for d in doc_of])
+    else:
+        corpus = Corpus(item_ids, item_ids, chunks)
+    fetched = k if covering else k * int(max(doc_sizes))
+    items = RunItems("real", qids, list(item_ids), doc_of, len(doc_sizes), doc_ids)
+    run = Dense(corpus, "cpu").rank(Queries("real", qids, [""] * len(qids), questions), fetched)
+    found = items.project(run, k, "dense")
+    metrics, _ = score_ranked(judged, "dense", found, ks, [f"ndcg@{min(10, k)}", f"recall@{k}"])
+    return metrics
+
+
 def against_baseline(args, chunks, questions, relevant, ks) -> None:
     """This checkout's scoring against REV's, taking turns, best of --repeat rounds each."""
     import tempfile
@@ -248,6 +286,9 @@ def against_baseline(args, chunks, questions, relevant, ks) -> None:
     from baseline import ROOT, extract, use_source
 
     item_ids = [f"c{row}" for row in range(len(chunks))]
+    doc_sizes = document_sizes(len(chunks), args.seed) if args.documents else None
+    if doc_sizes is not None:
+        print(f"judged per document: {len(doc_sizes):,} documents of 1 to {doc_sizes.max()} chunks")
     with tempfile.TemporaryDirectory() as tmp:
         trees = {args.baseline: extract(args.baseline, Path(tmp)) / "src", "this": ROOT / "src"}
         times: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
@@ -256,7 +297,7 @@ def against_baseline(args, chunks, questions, relevant, ks) -> None:
             for label, src in trees.items():
                 use_source(src)
                 part = slice(None) if round_ else slice(0, 64)
-                scored = (chunks, questions[part], relevant[part], args.k, ks, item_ids)
+                scored = (chunks, questions[part], relevant[part], args.k, ks, item_ids, doc_sizes)
                 wall, cpu, means[label] = timed(stage_scoring, *scored)
                 if round_:
                     times[label].append((wall, cpu))
@@ -271,6 +312,16 @@ def against_baseline(args, chunks, questions, relevant, ks) -> None:
         np.array_equal(old[name], new[name], equal_nan=True) for name in old
     )
     print(f"every metric equal to the baseline's: {same}")
+
+
+def document_sizes(n_chunks: int, seed: int) -> np.ndarray:
+    """Documents of 1 to 40 chunks (4 on average, a long tail), holding the n_chunks in order."""
+    rng = np.random.default_rng(seed)
+    sizes = np.minimum(rng.geometric(0.25, n_chunks), 40)
+    cut = int(np.searchsorted(np.cumsum(sizes), n_chunks))
+    sizes = sizes[: cut + 1]
+    sizes[-1] -= int(sizes.sum()) - n_chunks
+    return sizes[sizes > 0]
 
 
 def time_configuration(project: Path) -> None:
@@ -305,6 +356,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--project", type=Path, help="time the score stage's work on a project")
     parser.add_argument("--baseline", help="a revision: its scoring against this checkout's")
+    parser.add_argument(
+        "--documents", action="store_true", help="with --baseline: a set judged per document"
+    )
     args = parser.parse_args()
     if args.project:
         time_configuration(args.project)

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ from goldenset.calibrate.grid import (
 from goldenset.calibrate.groups import MODEL_FREE, Configuration, members, variant_chunkings
 from goldenset.calibrate.noise import noise_ceiling
 from goldenset.calibrate.params import CalibrateParams, GroupParams, VariantParams
-from goldenset.calibrate.runs import calibrate
+from goldenset.calibrate.runs import calibrate, variant_rows
 from goldenset.chunking.configured import chunk_documents
 from goldenset.chunking.params import ChunkParams
 from goldenset.core.errors import GoldensetError
@@ -42,10 +43,13 @@ from goldenset.core.stats import BLOCK_ELEMENTS, randomization_test
 from goldenset.corpus.queries import evidence_frame
 from goldenset.params import parse_params
 from goldenset.review.verdicts import verdict_row
+from goldenset.scoring.configuration import score_inputs
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversParams
 from tests.browser import chromium, draw, page_template
 from tests.conftest import ROOT
+from tests.scoring.test_boundary import with_real_queries
+from tests.scoring.test_configuration import memory_inputs
 from tests.scoring.test_exports import golden_questions, sample_documents
 from tests.stage_runs import run_stage
 from tests.support.dvc_project import commit, copy_project
@@ -137,13 +141,10 @@ def write_params(project: Path, **changes: dict) -> None:
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-@pytest.fixture(scope="module")
-def calibrated(tmp_path_factory) -> tuple[Path, dict, str]:
-    project = tmp_path_factory.mktemp("calibrate")
-    write_inputs(project)
-    write_params(project, calibrate=GRID)
+def run_calibrate(project: Path) -> subprocess.CompletedProcess:
+    """`goldenset calibrate --json figures.json` in the project, offline."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "HF_HUB_OFFLINE": "1"}
-    process = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "goldenset", "calibrate", "--json", "figures.json"],
         cwd=project,
         env=env,
@@ -151,6 +152,14 @@ def calibrated(tmp_path_factory) -> tuple[Path, dict, str]:
         text=True,
         timeout=600,
     )
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory) -> tuple[Path, dict, str]:
+    project = tmp_path_factory.mktemp("calibrate")
+    write_inputs(project)
+    write_params(project, calibrate=GRID)
+    process = run_calibrate(project)
     assert process.returncode == 0, process.stderr
     (project / "stderr.txt").write_text(process.stderr)
     return project, json.loads((project / "figures.json").read_text()), process.stdout
@@ -271,7 +280,9 @@ def test_groups_noise_and_family_bias_reach_the_json_the_report_and_the_plot(cal
     assert set(chunk["noise"]) == {
         "splits",
         "tau_halves",
+        "tau_halves_range",
         "tau_golden_half",
+        "tau_golden_half_range",
         "agreement_splits",
         "agreement_halves",
         "agreement_golden_half",
@@ -501,6 +512,11 @@ def test_noise_ceiling_is_a_plain_loop_over_the_same_halves():
     assert (ours.splits, ours.agreement_splits) == (30, 4)
     assert ours.tau_halves == pytest.approx(np.mean(halves_tau), abs=1e-12)
     assert ours.tau_golden_half == pytest.approx(np.mean(golden_tau), abs=1e-12)
+    # the central 95% of the splits' values (settings_for keeps calibrate's 0.95)
+    assert ours.tau_halves_range == pytest.approx(np.percentile(halves_tau, [2.5, 97.5]))
+    assert ours.tau_golden_half_range == pytest.approx(np.percentile(golden_tau, [2.5, 97.5]))
+    low, high = ours.tau_halves_range
+    assert low < ours.tau_halves < high
     assert ours.agreement_halves == pytest.approx(same_half / separated, abs=1e-12)
     assert ours.agreement_golden_half == pytest.approx(same_golden / separated, abs=1e-12)
 
@@ -584,6 +600,26 @@ def test_a_variant_is_scored_at_the_chunkings_of_the_groups_naming_it():
     assert variant_chunkings("v", groups) == ["s 300", "s 600"]
     assert variant_chunkings("w", groups) is None  # c names no chunking: every one
     assert variant_chunkings("unnamed", groups) == []  # no group shows it: not scored
+
+
+def test_a_variants_rows_are_its_retriever_scored_with_its_settings_under_its_label():
+    inputs = with_real_queries(memory_inputs())
+    score = ScoreParams(device="cpu")
+    project = RetrieversParams()
+    runs = SimpleNamespace(params=SimpleNamespace(retrievers=project), score=score)  # what it reads
+    variant = VariantParams(retriever="bm25", b=0.0, k1=0.3)
+    rows = variant_rows(runs, inputs, "bm25 flat", variant)  # type: ignore[arg-type]
+    assert set(rows["retriever"]) == {"bm25 flat"}
+
+    def bm25_rows(settings: RetrieversParams) -> pd.DataFrame:
+        results = score_inputs(inputs, score, settings).results
+        return results[results["retriever"] == "bm25"].drop(columns="retriever")
+
+    flat = RetrieversParams.model_validate({"bm25": {"b": 0.0, "k1": 0.3}})
+    varied = rows.drop(columns="retriever").reset_index(drop=True)
+    pd.testing.assert_frame_equal(varied, bm25_rows(flat).reset_index(drop=True))
+    # the project's own bm25 ranks otherwise: the variant's settings took effect
+    assert not varied.equals(bm25_rows(project).reset_index(drop=True))
 
 
 def test_a_variant_turns_on_its_retriever_alone_with_its_settings_over_the_projects():

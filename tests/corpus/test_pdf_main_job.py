@@ -1,6 +1,6 @@
 """The main job on PDFs: the demo's 100 abstracts (the shipped sample's first) written as PDFs (as
-`goldenset demo --pdf` writes them) and as Markdown files, the real queries' judgments mapped onto
-the files' ids,
+`goldenset demo docs --pdf` writes them) and as Markdown files, the real queries' judgments
+mapped onto the files' ids,
 each run through the real `dvc repro` with the same question writer (the loopback
 stand-in, answering through the real OpenAI SDK). Every question's evidence is a sentence of its
 abstract, on the page it names, and every score of the PDF run lies in the Markdown run's

@@ -24,6 +24,7 @@ from goldenset.scoring.retrievers import (
     RetrieverEntry,
     RetrieverSection,
     Run,
+    load_retrievers,
 )
 from goldenset.scoring.retrievers.dense import DenseScores
 from goldenset.scoring.topk import TopK, top_k
@@ -172,3 +173,38 @@ def test_a_run_pointing_outside_its_ids_is_one_line(strict_model, past):
         GoldensetError, match=r"retrievers.strict: its run points outside its \d+ ids"
     ):
         scored(strict_model, past=past)
+
+
+def run_file_scored(tmp_path, lines: list[str]):
+    """The in-memory project, real queries too, scored with a run file of these lines only."""
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"{line}\n" for line in lines))
+    params = retrievers_model().model_validate(
+        {"external": {"enabled": True, "run_file": str(run)}}
+        | {name: {"enabled": name == "dense"} for name in OWN}
+    )
+    inputs = with_real_queries(memory_inputs(load_retrievers(params)))
+    return score_inputs(inputs, ScoreParams(device="cpu"), params)
+
+
+def test_a_run_naming_none_of_a_sets_items_stops_scoring_with_one_line(tmp_path, caplog):
+    """A golden-set run of document ids used to vanish from every output: now it is an error
+    naming the run and the set; the same ids for the real queries are scored."""
+    inputs = with_real_queries(memory_inputs())
+    golden, real = inputs.query_sets["synthetic"], inputs.query_sets["real"]
+    doc_of = dict(zip(golden.judgments["qid"], golden.judgments["doc_id"], strict=False))
+    documents = [f"{qid} Q0 {doc_of[qid]} 1 1.0 team" for qid in golden.qids]
+    with pytest.raises(GoldensetError) as raised:
+        run_file_scored(tmp_path, documents)
+    message = str(raised.value)
+    assert message.startswith("retrievers.external: its run names none of the synthetic set's")
+    assert "chunk ids" in message and "\n" not in message
+    # the real queries' run of documents is scored on documents, its contexts left unmeasured
+    real_run = [f"{qid} Q0 {doc_of[qid[1:]]} 1 1.0 team" for qid in real.qids]
+    with caplog.at_level("WARNING", logger="goldenset"):
+        outputs = run_file_scored(tmp_path, real_run)
+    [line] = [line for line in caplog.text.splitlines() if "not measured" in line]
+    assert "retrievers.external ranks documents on real, not chunks" in line
+    assert outputs.scores["real"]["external"]["ndcg@10"] == 1.0  # its documents' metrics
+    assert "external" not in outputs.scores["synthetic"]  # none of its qids in the file
+    assert not any(name.startswith("context_") for name in outputs.scores["real"]["external"])

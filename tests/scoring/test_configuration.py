@@ -30,19 +30,23 @@ def empty_set(name: str) -> QuerySet:
     return QuerySet(QUERY_SETS[name], pd.DataFrame(), [], [], pd.DataFrame())
 
 
-def memory_inputs(loaded: dict | None = None) -> ScoreInputs:
-    """A small project held in memory: 12 SciFact documents in sentence chunks, a golden set on
-    the second chunk of every other document, random unit vectors, word starts for tokens."""
-    documents = sample_documents(12)
-    chunks = chunk_documents(documents, ChunkParams(max_size=300))[SCORED_CHUNK_COLUMNS]
-    golden = pd.DataFrame(golden_questions(chunks))
-    synthetic = QuerySet(
+def golden_set(golden: pd.DataFrame) -> QuerySet:
+    """Golden-set rows (qid, question, doc_id, evidence_start, evidence_end) as the set read."""
+    return QuerySet(
         QUERY_SETS["synthetic"],
         golden,
         golden["qid"].tolist(),
         golden["question"].tolist(),
         golden_evidence(golden),
     )
+
+
+def memory_inputs(loaded: dict | None = None) -> ScoreInputs:
+    """A small project held in memory: 12 SciFact documents in sentence chunks, a golden set on
+    the second chunk of every other document, random unit vectors, word starts for tokens."""
+    documents = sample_documents(12)
+    chunks = chunk_documents(documents, ChunkParams(max_size=300))[SCORED_CHUNK_COLUMNS]
+    synthetic = golden_set(pd.DataFrame(golden_questions(chunks)))
     rng = np.random.default_rng(0)
 
     def unit(rows: int) -> np.ndarray:
@@ -55,7 +59,7 @@ def memory_inputs(loaded: dict | None = None) -> ScoreInputs:
         for doc_id, text in zip(documents["doc_id"], documents["text"], strict=True)
     }
     return ScoreInputs(
-        chunks, unit(len(chunks)), sets, {"synthetic": unit(len(golden))}, starts, loaded or {}
+        chunks, unit(len(chunks)), sets, {"synthetic": unit(len(synthetic))}, starts, loaded or {}
     )
 
 

@@ -28,6 +28,7 @@ from goldenset.scoring.stores.base import (
     StoreSource,
     build_answered,
 )
+from tests.scoring.test_boundary import every_metric, with_real_queries
 from tests.scoring.test_configuration import memory_inputs
 from tests.scoring.test_exports import sample_documents
 
@@ -113,14 +114,17 @@ def toy_registered():
 OTHERS = ["bm25", "ann", "hybrid"]  # dense stays on: the toy store is measured against it
 
 
-def scored_with_toy(tmp_path, params_model, opener=None, score=None, **store):
-    inputs = memory_inputs()
+def scored_with_toy(
+    tmp_path, params_model, opener=None, score=None, real=False, most=1000, **store
+):
+    inputs = with_real_queries(memory_inputs()) if real else memory_inputs()
     golden = inputs.query_sets["synthetic"]
     documents = sample_documents(12)
     questions = dict(zip(golden.texts, inputs.query_vectors["synthetic"], strict=True))
     toy = ToyStore(inputs.chunks, inputs.chunk_vectors, questions, **store)
     cache = QueryCache.open(tmp_path, "toy")
-    source = StoreSource(opener or (lambda: toy), cache, ToyParams(enabled=True))
+    settings = ToyParams(enabled=True, max_fetch=most)
+    source = StoreSource(opener or (lambda: toy), cache, settings)
     inputs = replace(inputs, loaded={"toystore": source}, documents=documents)
     retrievers = params_model.model_validate(
         {"toystore": {"enabled": True}, **{name: {"enabled": False} for name in OTHERS}}
@@ -165,6 +169,31 @@ def test_a_store_that_lists_its_chunks_gets_every_view_and_the_dense_metrics(
     rows = outputs.results[outputs.results["retriever"] == "toystore"]
     assert rows["top_ids"].iloc[0][0].startswith("toy-")
     assert "synthetic.toystore.trec" in {path.name for path in outputs.exports}
+
+
+def test_a_store_ranking_as_dense_scores_as_dense_on_every_set_asked_as_deep_as_it_needs(
+    tmp_path, toy_registered, caplog
+):
+    # three documents ranked: dense fetches every chunk they need; the store, asked for three
+    # passages, would name fewer documents, so it is asked again deeper
+    shallow = ScoreParams(device="cpu", ks=[1, 3], depth=3, headline=["doc_ndcg@3", "mrr"])
+    with caplog.at_level("WARNING", logger="goldenset"):
+        outputs, source = scored_with_toy(tmp_path, toy_registered, score=shallow, real=True)
+    for query_set in ["synthetic", "real"]:
+        dense = every_metric(outputs, query_set, "dense")
+        toy = every_metric(outputs, query_set, "toystore")
+        assert set(toy) == set(dense)
+        for name, value in dense.items():
+            assert toy[name] == pytest.approx(value, abs=1e-9), (query_set, name)
+    questions = len(set(memory_inputs().query_sets["synthetic"].texts))
+    assert len(source.cache.answers) > questions  # the deeper answers are cached too
+    assert "max_fetch" not in caplog.text
+    # capped at 3 passages, some answers name fewer than 3 documents: one line says so
+    with caplog.at_level("WARNING", logger="goldenset"):
+        scored_with_toy(tmp_path / "capped", toy_registered, score=shallow, real=True, most=3)
+    [line] = [line for line in caplog.text.splitlines() if "max_fetch" in line]
+    assert "retrievers.toystore:" in line and "distinct documents at max_fetch 3" in line
+    assert line.endswith("raise retrievers.toystore.max_fetch")
 
 
 def test_a_store_that_cannot_list_keeps_the_document_and_context_views_only(

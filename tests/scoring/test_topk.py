@@ -13,13 +13,8 @@ from hypothesis.extra import numpy as hnp
 from goldenset.core.errors import GoldensetError
 from goldenset.scoring.retrievers.dense import DenseScores
 from goldenset.scoring.retrievers.lexical import BM25Scores
-from goldenset.scoring.topk import (
-    TopK,
-    block_rows_for,
-    resolve_device,
-    select_top_k,
-    top_k,
-)
+from goldenset.scoring.selection import select_top_k
+from goldenset.scoring.topk import TopK, block_rows_for, resolve_device, top_k
 
 
 class MatrixScores:

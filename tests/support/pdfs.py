@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pypdf import PdfWriter
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
@@ -166,3 +167,12 @@ def write_docx(path: Path, sections: list[tuple[int, str, str]]) -> None:
         for paragraph in re.split(r"\n\s*\n", body.strip()):
             document.add_paragraph(" ".join(paragraph.split()))
     document.save(str(path))
+
+
+def merge_pdfs(folder: Path, parts: list[str], into: str) -> None:
+    """The parts' pages, in order, as one PDF named ``into``; the parts removed."""
+    writer = PdfWriter()
+    for part in parts:
+        writer.append(str(folder / part))
+        (folder / part).unlink()
+    writer.write(str(folder / into))

@@ -73,6 +73,16 @@ def rarest_word_share(
     return sum(flags) / len(flags) if flags else None
 
 
+def query_set_share(corpus: Corpus, questions: QuerySet) -> float | None:
+    """A judged query set's rarest-word share, against the documents judged relevant."""
+    pairs = questions.document_judgments()
+    pairs = pairs[pairs["grade"] > 0]
+    relevant = pairs.groupby("qid")["doc_id"].apply(list).to_dict()
+    return rarest_word_share(
+        corpus, questions.texts, [relevant.get(qid, []) for qid in questions.qids]
+    )
+
+
 def rarest_word_figures(
     documents: Mapping[str, str], golden: pd.DataFrame, query_sets: Mapping[str, QuerySet]
 ) -> dict:
@@ -89,12 +99,7 @@ def rarest_word_figures(
         questions = query_sets[entry.name]
         if not len(questions):
             continue
-        pairs = questions.document_judgments()
-        pairs = pairs[pairs["grade"] > 0]
-        relevant = pairs.groupby("qid")["doc_id"].apply(list).to_dict()
-        theirs = rarest_word_share(
-            corpus, questions.texts, [relevant.get(qid, []) for qid in questions.qids]
-        )
+        theirs = query_set_share(corpus, questions)
         figures |= {"reference": _rounded(theirs), "against": str(entry.echo_label)}
         if figures["golden"] is not None and theirs is not None:
             figures["gap"] = round(figures["golden"] - figures["reference"], 4)

@@ -9,7 +9,13 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
+
+from goldenset.calibrate.grid import model_label
 from goldenset.core.files import write_json
+from goldenset.core.params import EmbedParams
+from goldenset.embedding.cache import EmbeddingCache, cache_key
+from goldenset.embedding.encoder import model_identity
 
 RATES_FILE = "rates.json"  # in calibrate's cache folder: model -> seconds a text, last measured
 MIN_MEASURED = 50  # texts a run must embed before its rate replaces the last one
@@ -65,3 +71,30 @@ def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min"
+
+
+def texts_to_embed(
+    chunked: dict[tuple[int, int], pd.DataFrame],
+    query_sets: dict,
+    models: list[EmbedParams],
+    stage_cache: Path,
+) -> dict[str, int]:
+    """Model label -> the distinct texts of the grid that neither the embed stage's cache nor
+    calibrate's holds for it."""
+    missing = {}
+    for number, model in enumerate(models):
+        cache = EmbeddingCache(model.cache_dir, [stage_cache])
+        identity = model_identity(model)
+        keys = {
+            cache_key(identity, model.passage_prefix, text)
+            for (_, at), chunks in chunked.items()
+            if at == number
+            for text in chunks["text"]
+        }
+        keys |= {
+            cache_key(identity, model.query_prefix, text)
+            for questions in query_sets.values()
+            for text in questions.texts
+        }
+        missing[model_label(model)] = sum(key not in cache for key in keys)
+    return missing

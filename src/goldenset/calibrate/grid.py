@@ -24,11 +24,15 @@ from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import EmbedParams
 from goldenset.corpus.querysets import QUERY_SETS
-from goldenset.scoring.configuration import ProjectUpstream, read_project_upstream
+from goldenset.scoring.configuration import (
+    ProjectUpstream,
+    read_outside_of,
+    read_project_upstream,
+)
 from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
-from goldenset.scoring.retrievers import RETRIEVERS, fused_sections, model_free
+from goldenset.scoring.retrievers import RETRIEVERS, fused_sections, model_free, stores
 from goldenset.scoring.reviewed import scored_line
 from goldenset.scoring.tokens import document_token_starts
 
@@ -51,6 +55,9 @@ class RunInputs:
     chunked: dict[tuple[int, int], pd.DataFrame]  # (chunking, model) -> chunks (chunk_grid)
     token_starts: dict[str, list[int]]
     seed_qids: dict[int, list[str]]  # generate.seed -> its golden questions (calibrate.seeds)
+    # what the calibrated retrievers read from outside, read once: a callable with its cached
+    # answers, a run file, each store asked (its own chunking, scored in the first run only)
+    loaded: dict[str, object]
 
     @property
     def settings(self) -> CalibrateParams:
@@ -85,6 +92,9 @@ def prepare_runs(
     assert settings is not None
     needed = [metric for view in views_of(settings) for metric in view.metrics()]
     score, refused = with_headline(params.score, needed)
+    # calibrate compares the questions' values and reads no chance level: the random rankings
+    # that estimate the context metrics' chance levels were a third of its scoring time
+    score = score.model_copy(update={"chance_rankings": 0})
     columns = [
         *paths.RESULT_KEYS,
         *(metric for metric in dict.fromkeys(needed) if metric not in refused),
@@ -106,6 +116,7 @@ def prepare_runs(
     chunkings, models = grid(params)
     models = [model.model_copy(update={"cache_dir": str(cache_dir)}) for model in models]
     chunked = chunk_grid(upstream.documents, chunkings, models)
+    token_starts = document_token_starts(score.tokenizer, upstream.documents)
     runs = RunInputs(
         params,
         score,
@@ -116,8 +127,14 @@ def prepare_runs(
         chunkings,
         models,
         chunked,
-        document_token_starts(score.tokenizer, upstream.documents),
+        token_starts,
         seed_qids,
+        read_outside_of(
+            upstream,
+            token_starts,
+            score,
+            enabled_retrievers(params.retrievers, settings.retrievers, True),
+        ),
     )
     return runs, refused
 
@@ -187,17 +204,25 @@ def with_headline(score: ScoreParams, metrics: list[str]) -> tuple[ScoreParams, 
 
 
 def enabled_retrievers(
-    settings: RetrieversSection, wanted: list[str], with_model_free: bool
+    settings: RetrieversSection, wanted: list[str], with_model_free: bool, with_stores: bool = True
 ) -> RetrieversSection:
     """The project's retriever settings with only the wanted ones on (and those hybrid fuses);
-    model_free False leaves bm25 and external off unless hybrid needs them."""
+    model_free False leaves bm25 and external off unless hybrid needs them, with_stores False
+    the stores (a store ranks its own chunks: one run scores it)."""
     fused = {
         other for name, fuse in fused_sections(settings).items() if name in wanted for other in fuse
     }
-    on = set(reported(wanted, with_model_free)) | fused
+    on = set(reported(wanted, with_model_free, with_stores)) | fused
     raw = settings.model_dump()
     for name in RETRIEVERS:
         raw[name]["enabled"] = name in on
+    return type(settings).model_validate(raw)
+
+
+def without_retriever(settings: RetrieversSection, name: str) -> RetrieversSection:
+    """The settings with one retriever turned off."""
+    raw = settings.model_dump()
+    raw[name]["enabled"] = False
     return type(settings).model_validate(raw)
 
 
@@ -217,10 +242,14 @@ def variant_retrievers(settings: RetrieversSection, variant: VariantParams) -> R
     return type(settings).model_validate(raw)
 
 
-def reported(wanted: list[str], with_model_free: bool) -> list[str]:
-    """The wanted retrievers scored with this model: those reading no embedding only with the
-    first."""
-    return [name for name in wanted if with_model_free or name not in model_free()]
+def reported(wanted: list[str], with_model_free: bool, with_stores: bool = True) -> list[str]:
+    """The wanted retrievers scored in this run: those reading no embedding only with the first
+    model, the stores only in the first run."""
+    return [
+        name
+        for name in wanted
+        if (with_model_free or name not in model_free()) and (with_stores or name not in stores())
+    ]
 
 
 def grid(params: CalibrateCommand) -> tuple[list[ChunkParams], list[EmbedParams]]:

@@ -15,6 +15,7 @@ from goldenset.calibrate.params import GroupParams
 from goldenset.core.errors import GoldensetError
 
 MODEL_FREE = "-"  # the model label of a retriever that reads no embedding
+STORE_CHUNKING = "its own chunks"  # the chunking label of a store: one configuration
 
 
 @dataclass(frozen=True)

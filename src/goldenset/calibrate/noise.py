@@ -7,7 +7,8 @@ queries when its agreement with a half reaches the half-against-half agreement.
 
 Split s takes `numpy.random.default_rng(seed).permutation(questions)` (the generator's s-th
 permutation); the first half is its first questions // 2 entries, the second half the next as
-many (an odd question out sits out).
+many (an odd question out sits out). Each tau comes with the central `confidence` range of its
+values over the splits: how far one draw of half the reference can move it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class NoiseCeiling:
     splits: int
     tau_halves: float  # one reference half's ranking against the other's, mean over the splits
     tau_golden_half: float  # the whole golden set's ranking against one half's (both, every split)
+    tau_halves_range: tuple[float, float]  # central `confidence` range over the splits
+    tau_golden_half_range: tuple[float, float]
     agreement_splits: int  # the first splits, both ways: of the pairs one half separates...
     agreement_halves: float  # ...the share the other half's means order the same way
     agreement_golden_half: float  # ...the share the golden set's means order the same way
@@ -72,10 +75,21 @@ def noise_ceiling(
         settings.splits,
         _mean(taus_halves),
         _mean(taus_golden),
+        central_range(taus_halves, settings.confidence),
+        central_range(taus_golden, settings.confidence),
         min(settings.agreement_splits, settings.splits),
         agrees_other / separated if separated else math.nan,
         agrees_golden / separated if separated else math.nan,
     )
+
+
+def central_range(values: list[float], confidence: float) -> tuple[float, float]:
+    """The central `confidence` range of the defined values; NaNs when there are none."""
+    defined = np.array([value for value in values if not math.isnan(value)])
+    if not defined.size:
+        return math.nan, math.nan
+    low, high = np.percentile(defined, [50 * (1 - confidence), 50 * (1 + confidence)])
+    return float(low), float(high)
 
 
 def _mean(values: list[float]) -> float:

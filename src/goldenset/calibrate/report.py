@@ -85,7 +85,9 @@ def view_payload(result: ViewResult) -> dict:
         "noise": {
             "splits": noise.splits,
             "tau_halves": json_number(noise.tau_halves),
+            "tau_halves_range": [json_number(v) for v in noise.tau_halves_range],
             "tau_golden_half": json_number(noise.tau_golden_half),
+            "tau_golden_half_range": [json_number(v) for v in noise.tau_golden_half_range],
             "agreement_splits": noise.agreement_splits,
             "agreement_halves": json_number(noise.agreement_halves),
             "agreement_golden_half": json_number(noise.agreement_golden_half),
@@ -214,9 +216,10 @@ def noise_table(calibration: Calibration) -> list[str]:
         "",
         "#### Noise ceiling: the reference against itself",
         "",
-        "| configurations | view | tau half vs half | tau golden vs half | "
+        f"| configurations | view | tau half vs half | {calibration.confidence:.0%} range | "
+        f"tau golden vs half | {calibration.confidence:.0%} range | "
         "agreement half vs half | agreement golden vs half |",
-        "|---|---|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     groups = [("whole grid", calibration.views)] + [
         (name, group.views) for name, group in calibration.groups.items()
@@ -226,7 +229,8 @@ def noise_table(calibration: Calibration) -> list[str]:
             noise = result.noise
             lines.append(
                 f"| {name} | {result.view.name} | {noise.tau_halves:.3f} | "
-                f"{noise.tau_golden_half:.3f} | {_share(noise.agreement_halves)} | "
+                f"{_range(noise.tau_halves_range)} | {noise.tau_golden_half:.3f} | "
+                f"{_range(noise.tau_golden_half_range)} | {_share(noise.agreement_halves)} | "
                 f"{_share(noise.agreement_golden_half)} |"
             )
     return lines
@@ -280,6 +284,11 @@ def footnote(alpha: float) -> str:
 
 def _share(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2f}"
+
+
+def _range(bounds: tuple[float, float]) -> str:
+    low, high = bounds
+    return "-" if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
 
 
 def _signed(estimate: Estimate) -> str:

@@ -26,7 +26,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from goldenset.calibrate.agreement import View, available
-from goldenset.calibrate.estimate import plan_line, read_rates, remember_rate
+from goldenset.calibrate.estimate import plan_line, read_rates, remember_rate, texts_to_embed
 from goldenset.calibrate.figures import Calibrations, SeedRows, assess_seeds
 from goldenset.calibrate.grid import (
     RunInputs,
@@ -38,8 +38,9 @@ from goldenset.calibrate.grid import (
     reported,
     variant_retrievers,
     views_of,
+    without_retriever,
 )
-from goldenset.calibrate.groups import MODEL_FREE, Configuration, check_labels
+from goldenset.calibrate.groups import MODEL_FREE, STORE_CHUNKING, Configuration, check_labels
 from goldenset.calibrate.params import CalibrateCommand, CalibrateParams, VariantParams
 from goldenset.chunking.params import ChunkParams
 from goldenset.core import paths
@@ -48,13 +49,16 @@ from goldenset.core.files import write_parquet
 from goldenset.core.params import EmbedParams, load_stage_params
 from goldenset.core.vectors import CHUNK_VECTORS, write_vectors
 from goldenset.corpus.querysets import QUERY_SETS
-from goldenset.embedding.cache import EmbeddingCache, cache_key
-from goldenset.embedding.encoder import model_identity
 from goldenset.embedding.sets import Embedded, embed_sets
-from goldenset.scoring.configuration import score_inputs, write_score_outputs
+from goldenset.scoring.configuration import save_answers, score_inputs, write_score_outputs
+from goldenset.scoring.evaluation import VanishedRun
 from goldenset.scoring.inputs import ScoreInputs
 from goldenset.scoring.outputs import ScoreOutputs
-from goldenset.scoring.retrievers import load_retrievers, model_free
+from goldenset.scoring.params import ScoreParams
+from goldenset.scoring.retriever_params import RetrieversSection
+from goldenset.scoring.retrievers import load_retrievers, model_free, stores
+
+log = logging.getLogger("goldenset")
 
 
 def write_run(workdir: Path, inputs: ScoreInputs, scored: ScoreOutputs) -> None:
@@ -98,17 +102,22 @@ def run_configurations(
         file=sys.stderr,
         dynamic_ncols=True,
     )
-    for (at_chunking, chunking), (number, embed) in product(
-        enumerate(runs.chunkings), enumerate(runs.models)
-    ):
-        started = time.perf_counter()
-        embedded, embedding, results = score_run(runs, at_chunking, number, workdir)
-        for configuration, rows in configuration_rows(runs, results, chunking, embed, number == 0):
-            frames.append(rows)
-            configurations.append(configuration)
-        bar.update(1)
-        progress(run_line(chunking, embed, started, embedded, embedding))
-    bar.close()
+    try:
+        for (at_chunking, chunking), (number, embed) in product(
+            enumerate(runs.chunkings), enumerate(runs.models)
+        ):
+            started = time.perf_counter()
+            embedded, embedding, results = score_run(runs, at_chunking, number, workdir)
+            first_run = at_chunking == 0 and number == 0
+            scored = configuration_rows(runs, results, chunking, embed, number == 0, first_run)
+            for configuration, rows in scored:
+                frames.append(rows)
+                configurations.append(configuration)
+            bar.update(1)
+            progress(run_line(chunking, embed, started, embedded, embedding))
+    finally:  # a callable's answers are kept, a failure half-way included
+        save_answers(runs.loaded)
+        bar.close()
     return GridResults(
         pd.concat(frames, ignore_index=True), configurations, refused, runs.seed_qids
     )
@@ -118,7 +127,8 @@ def plan(runs: RunInputs) -> str:
     """The line said before the first run: the grid's runs and configurations, and each model's
     texts to embed with about how long they take."""
     configurations = sum(
-        len(reported(runs.wanted, number == 0)) + len(runs.variants_at(at, number == 0))
+        len(reported(runs.wanted, number == 0, at == number == 0))
+        + len(runs.variants_at(at, number == 0))
         for at in range(len(runs.chunkings))
         for number in range(len(runs.models))
     )
@@ -134,7 +144,8 @@ def score_run(
     """One (chunking, model) run embedded and scored, its stages' files written under workdir:
     what it embedded, the seconds embedding took, and its per-question results."""
     embed, chunks = runs.models[number], runs.chunked[at_chunking, number]
-    retrievers = enabled_retrievers(runs.params.retrievers, runs.wanted, number == 0)
+    first_run = at_chunking == 0 and number == 0
+    retrievers = enabled_retrievers(runs.params.retrievers, runs.wanted, number == 0, first_run)
     started = time.perf_counter()
     query_sets, documents = runs.upstream.query_sets, runs.upstream.documents
     embedded = embed_sets(embed, chunks, query_sets, read_also=[runs.stage_cache])
@@ -146,10 +157,12 @@ def score_run(
         query_sets,
         {name: embedded.vectors[name] for name, questions in query_sets.items() if questions},
         runs.token_starts,
-        load_retrievers(retrievers),
+        {name: read for name, read in runs.loaded.items() if getattr(retrievers, name).enabled},
         documents[documents["doc_id"].isin(set(chunks["doc_id"]))],  # a store's passages
     )
-    scored = score_inputs(inputs, runs.score, retrievers)
+    scored = score_skipping(
+        inputs, runs.score, retrievers, chunk_label(runs.chunkings[at_chunking])
+    )
     if workdir is not None:  # what a kept --workdir shows: the stages' files
         write_run(workdir, inputs, scored)
     varied = [
@@ -157,6 +170,21 @@ def score_run(
         for label, variant in runs.variants_at(at_chunking, number == 0).items()
     ]
     return embedded, embedding, pd.concat([scored.results, *varied], ignore_index=True)
+
+
+def score_skipping(
+    inputs: ScoreInputs, score: ScoreParams, retrievers: RetrieversSection, chunking: str
+) -> ScoreOutputs:
+    """The run scored, a retriever whose run names none of a set's items at this chunking (a
+    run file of another chunking's chunk ids) turned off, with one line each."""
+    while True:
+        try:
+            return score_inputs(inputs, score, retrievers)
+        except VanishedRun as error:
+            if not getattr(retrievers, error.retriever).enabled:
+                raise
+            log.warning("calibrate: %s skipped at %s: %s", error.retriever, chunking, error)
+            retrievers = without_retriever(retrievers, error.retriever)
 
 
 def variant_rows(
@@ -171,22 +199,28 @@ def variant_rows(
 
 
 def configuration_rows(
-    runs: RunInputs, results: pd.DataFrame, chunking: ChunkParams, embed: EmbedParams, first: bool
+    runs: RunInputs,
+    results: pd.DataFrame,
+    chunking: ChunkParams,
+    embed: EmbedParams,
+    first: bool,
+    first_run: bool,
 ) -> list[tuple[Configuration, pd.DataFrame]]:
-    """Each configuration one run scores (those reading no embedding with the first model only),
-    with its rows of the run's results: the kept columns, a `configuration` column added."""
+    """Each configuration one run scores (those reading no embedding with the first model only,
+    a store in the first run only, over its own chunks), with its rows of the run's results:
+    the kept columns, a `configuration` column added."""
     configured = []
     variants = runs.variants_at(runs.chunkings.index(chunking), first)
-    for retriever in [*reported(runs.wanted, first), *variants]:
+    for retriever in [*reported(runs.wanted, first, first_run), *variants]:
         reads = variants[retriever].retriever if retriever in variants else retriever
         label = MODEL_FREE if reads in model_free() else model_label(embed)
+        chunked = STORE_CHUNKING if reads in stores() else chunk_label(chunking)
         configuration = Configuration(
-            f"{retriever} | {chunk_label(chunking)} | {label}",
-            chunk_label(chunking),
-            label,
-            retriever,
+            f"{retriever} | {chunked} | {label}", chunked, label, retriever
         )
         rows = results.loc[results["retriever"] == retriever, runs.columns]
+        if rows.empty:  # skipped at this chunking (score_skipping said why)
+            continue
         configured.append((configuration, rows.assign(configuration=configuration.name)))
     return configured
 
@@ -201,33 +235,6 @@ def run_line(
         f"{time.perf_counter() - started:.1f} s ({embedded.encoded} texts embedded in "
         f"{embedding:.1f} s)"
     )
-
-
-def texts_to_embed(
-    chunked: dict[tuple[int, int], pd.DataFrame],
-    query_sets: dict,
-    models: list[EmbedParams],
-    stage_cache: Path,
-) -> dict[str, int]:
-    """Model label -> the distinct texts of the grid that neither the embed stage's cache nor
-    calibrate's holds for it."""
-    missing = {}
-    for number, model in enumerate(models):
-        cache = EmbeddingCache(model.cache_dir, [stage_cache])
-        identity = model_identity(model)
-        keys = {
-            cache_key(identity, model.passage_prefix, text)
-            for (_, at), chunks in chunked.items()
-            if at == number
-            for text in chunks["text"]
-        }
-        keys |= {
-            cache_key(identity, model.query_prefix, text)
-            for questions in query_sets.values()
-            for text in questions.texts
-        }
-        missing[model_label(model)] = sum(key not in cache for key in keys)
-    return missing
 
 
 def usable_views(

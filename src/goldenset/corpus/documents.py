@@ -71,12 +71,17 @@ class IngestResult:
     squad_unanswerable: int = 0  # SQuAD v2.0 questions marked is_impossible
     notes: list[str] = field(default_factory=list)  # kept documents with pages that gave no text
     textless_pages: int = 0
-    files_extracted: int = 0  # PDF and Word files read this run (the others: from the cache)
+    files_extracted: int = 0  # PDF and Word files read this run that gave text
+    # (the others that gave text: from the cache; those that gave none are in `skipped`)
     files_cached: int = 0
+
+    def lines(self) -> list[str]:
+        """A line for each skipped file, then a note for each kept file that lost pages."""
+        return [skip.line() for skip in self.skipped] + self.notes
 
     def summary(self) -> str:
         chars = sum(len(doc.text) for doc in self.documents)
-        parts = [f"{len(self.documents):,} documents read, {chars:,} chars"]
+        parts = [f"{counted(len(self.documents), 'document')} read, {chars:,} chars"]
         if self.files_extracted or self.files_cached:
             parts.append(
                 f"PDF and Word files: {self.files_extracted:,} extracted, "
@@ -87,10 +92,15 @@ class IngestResult:
             reasons = ", ".join(f"{n:,} {reason}" for reason, n in sorted(counts.items()))
             parts.append(f"skipped {len(self.skipped):,} ({reasons})")
         if self.textless_pages:
-            parts.append(f"{self.textless_pages:,} pages without text kept out")
+            parts.append(f"{counted(self.textless_pages, 'page')} without text kept out")
         if self.ignored:
-            parts.append(f"ignored: {self.ignored:,} files with other extensions")
+            parts.append(f"ignored: {counted(self.ignored, 'file')} with other extensions")
         return "; ".join(parts)
+
+
+def counted(number: int, noun: str) -> str:
+    """The count and its noun agreeing with it: "1 page", "3 pages", "1,200 pages"."""
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
 
 
 def documents_frame(documents: Iterable[Document]) -> pd.DataFrame:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from goldenset.corpus.documents import SkipReason, Unreadable
+from goldenset.corpus.titles import is_placeholder
 
 HEADING_STYLE = re.compile(r"(?:Heading|Überschrift|Titre|Título)\s*(\d)", re.IGNORECASE)
 
@@ -43,8 +44,15 @@ def read_docx(path: Path) -> WordText:
             level = 1 if style == "Title" else _heading_level(style)
             blocks.append((level, block.text))
     text, headings = join_blocks(blocks)
-    title = document.core_properties.title or (headings[0][1] if headings else "")
-    return WordText(title, text, headings)
+    return WordText(_title(document.core_properties.title or "", headings), text, headings)
+
+
+def _title(own: str, headings: tuple[tuple[int, str], ...]) -> str:
+    """The file's own title, unless Word filled it in ("Microsoft Word - …", "Document1"): then
+    its first heading, as a reader sees it; "" when it has none (ingest then takes the name)."""
+    if not is_placeholder(own):
+        return own
+    return headings[0][1] if headings else ""
 
 
 def _heading_level(style: str) -> int | None:

@@ -18,6 +18,7 @@ SQuAD layout, are counted as ignored.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -39,6 +40,7 @@ from goldenset.corpus.extraction import (
     WORD_SUFFIXES,
     FileText,
     cached_text,
+    drop_shared_openings,
     extract,
     file_sha256,
 )
@@ -58,6 +60,8 @@ SUPPORTED = (
 BINARY_PROBE_BYTES = 8192
 PROGRESS_MIN_FILES = 200
 PROGRESS_MIN_PAGES = 100
+
+log = logging.getLogger("goldenset")
 
 
 def ingest(
@@ -123,6 +127,9 @@ def ingest(
 
     _check_unique(result.documents)
     if not result.documents:
+        # the error ends the stage before it prints them: each file's line says what to do
+        for line in result.lines():
+            log.info(line)
         raise GoldensetError(
             f"ingest.path: no usable document in {path} (supported: {SUPPORTED}); "
             + result.summary()
@@ -204,7 +211,8 @@ def _extract_all(
     result: IngestResult,
 ) -> dict[Path, FileText | Skip]:
     """Each PDF and Word file's text, or why it gave none; the files not in the cache read with
-    one progress bar counting their pages (`result` counts both)."""
+    one progress bar counting their pages (`result` counts both, when they gave text). A header
+    most PDFs of a folder open with goes from all of them (drop_shared_openings)."""
     max_bytes = int(max_pdf_mb * 1024 * 1024)
     extracted: dict[Path, FileText | Skip] = {}
     digests: dict[Path, str] = {}
@@ -219,8 +227,6 @@ def _extract_all(
         else:
             digests[file] = file_sha256(file)
     before = {file: cached_text(cache, digest) for file, digest in digests.items()}
-    result.files_cached = sum(got is not None for got in before.values())
-    result.files_extracted = len(before) - result.files_cached
     pages = sum(page_count(f) for f, got in before.items() if got is None and _is_pdf(f))
     quiet = not progress or pages < PROGRESS_MIN_PAGES
     with tqdm(total=pages, unit="page", desc="ingest: PDF pages", disable=quiet) as bar:
@@ -230,7 +236,10 @@ def _extract_all(
             extracted[file] = (
                 Skip(source, got.reason, got.detail, source) if isinstance(got, Unreadable) else got
             )
-    return extracted
+    gave_text = [file for file in digests if isinstance(extracted[file], FileText)]
+    result.files_cached = sum(before[file] is not None for file in gave_text)
+    result.files_extracted = len(gave_text) - result.files_cached
+    return drop_shared_openings(extracted)
 
 
 def _is_pdf(path: Path) -> bool:
@@ -241,9 +250,8 @@ def _add_extracted(source: str, extracted: FileText | Skip, result: IngestResult
     if isinstance(extracted, Skip):
         result.skipped.append(extracted)
         return
-    if note := extracted.note(source):
-        result.notes.append(note)
-        result.textless_pages += len(extracted.textless)
+    result.notes.extend(extracted.notes(source))
+    result.textless_pages += len(extracted.textless)
     # a writer's placeholder title: the file's name says more
     own = "" if is_placeholder(extracted.title) else extracted.title
     title = next((t for t in (own, Path(source).stem) if t and is_title(t)), "")

@@ -5,8 +5,10 @@ their height on the page; this module drops running headers and footers, joins t
 paragraph, rejoins words hyphenated at a line end, and unfolds ligatures.
 
 A running header or footer is a line at the top or bottom edge of its page whose text, with
-digits masked, is at that edge of at least a third of the pages (and of two); a lone page number
-("12", "Page 12", "12 of 40") at an edge goes on any page.
+digits masked, is at that edge of at least a third of the pages (and of two), or of most pages of
+a run of at least three consecutive pages (a chapter's header in a long manual). A lone page
+number ("12", "Page 12", "12 of 40") at an edge goes where the numbers step by one from a page to
+the next: a one-page invoice ending "Total" / "42" keeps its 42.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ SUSPENDED = {"and", "or", "to", "nor"}  # "pre- and post-": a hyphen left hangin
 PAGE_NUMBER = re.compile(r"(?:page|p\.|seite|página)?\s*#(?:\s*(?:of|/)\s*#)?", re.IGNORECASE)
 EDGE_LINES = 2  # lines looked at on each edge of a page
 RUNNING_SHARE = 1 / 3
+# a line on most pages of a run this long is running; a longer run where it is on most pages has
+# this many consecutive pages where it is on most, so windows of this length find every run
+RUN_PAGES = 3
 PARAGRAPH_GAP = 1.5  # a drop this many times the usual line spacing starts a paragraph
 TITLE_SIZE = 1.15  # a first page's opening lines this much larger than its usual size title it
 TITLE_LINES = 6
@@ -55,6 +60,8 @@ class Extracted:
     textless: tuple[int, ...]  # page numbers with no text layer
     page_count: int
     title: str = ""  # the file's own, when it names one
+    opening: str = ""  # the first page's top line, running or not (a folder's shared header)
+    damaged: tuple[int, ...] = ()  # page numbers the reader could not load, left out
 
 
 def masked(text: str) -> str:
@@ -72,18 +79,57 @@ def running_lines(pages: Sequence[Sequence[Line]]) -> list[set[int]]:
 
     A line counts as running only at the same edge on other pages: a document's last line at
     the foot of its last page is not its title's line at the top of its first."""
-    at_edges = [{(edge, masked(lines[i].text)) for edge, i in _edges(lines)} for lines in pages]
-    counts = Counter(key for keys in at_edges for key in keys)
-    needed = max(2, RUNNING_SHARE * sum(1 for lines in pages if lines))
-    running = {key for key, n in counts.items() if n >= needed}
+    at_edges = [edge_keys(lines) for lines in pages]
+    running = repeated_keys(at_edges, sum(1 for lines in pages if lines))
+    numbers = stepping_numbers(
+        [_lone_numbers(lines, keys) for lines, keys in zip(pages, at_edges, strict=True)]
+    )
     return [
-        {
-            i
-            for edge, i in _edges(lines)
-            if (edge, m := masked(lines[i].text)) in running or PAGE_NUMBER.fullmatch(m)
-        }
-        for lines in pages
+        {i for i, key in keys if key in running} | numbered
+        for keys, numbered in zip(at_edges, numbers, strict=True)
     ]
+
+
+EdgeKey = tuple[str, str]  # ("top" or "bottom", the line's masked text)
+
+
+def edge_keys(lines: Sequence[Line]) -> list[tuple[int, EdgeKey]]:
+    """A page's edge lines as (line index, key); a line of a short page may be at both edges."""
+    return [(i, (edge, masked(lines[i].text))) for edge, i in _edges(lines)]
+
+
+def repeated_keys(at_edges: Sequence[Sequence[tuple[int, EdgeKey]]], pages: int) -> set[EdgeKey]:
+    """The keys that repeat as running lines do: on a third of the `pages` with text (and two),
+    or on most pages of RUN_PAGES consecutive ones. Lone numbers are left to stepping_numbers:
+    a repeated "#" is as often a table's total as a page number."""
+    keys = [{key for _, key in page} for page in at_edges]
+    counts = Counter(key for page in keys for key in page)
+    needed = max(2, RUNNING_SHARE * pages)
+    running = {key for key, n in counts.items() if n >= needed}
+    for start in range(len(keys) - RUN_PAGES + 1):
+        window = Counter(key for page in keys[start : start + RUN_PAGES] for key in page)
+        running |= {key for key, n in window.items() if n > RUN_PAGES / 2}
+    return {key for key in running if not PAGE_NUMBER.fullmatch(key[1])}
+
+
+def _lone_numbers(lines: Sequence[Line], keys: Sequence[tuple[int, EdgeKey]]) -> dict[int, int]:
+    """A page's lone numbers at its edges ("12", "Page 12", "12 of 40"): {line index: 12}."""
+    return {
+        i: int(re.search(r"\d+", lines[i].text).group())
+        for i, (_, text) in keys
+        if PAGE_NUMBER.fullmatch(text)
+    }
+
+
+def stepping_numbers(numbers: Sequence[dict[int, int]]) -> list[set[int]]:
+    """For each page, the lines of its lone numbers that step by one from the page before or to
+    the page after: page numbers. A number on a page alone (a one-page file's "42") is text."""
+    stepping = []
+    for index, on_page in enumerate(numbers):
+        before = set(numbers[index - 1].values()) if index > 0 else set()
+        after = set(numbers[index + 1].values()) if index + 1 < len(numbers) else set()
+        stepping.append({i for i, n in on_page.items() if n - 1 in before or n + 1 in after})
+    return stepping
 
 
 def _line_spacing(lines: Sequence[Line]) -> float:
@@ -191,7 +237,13 @@ def assemble(pages: Sequence[Sequence[Line]]) -> Extracted:
         parts.append(body)
         length += len(body)
     title = display_title(pages[0]) if pages else ""
-    return Extracted("".join(parts), tuple(starts), tuple(textless), len(pages), title)
+    opening = top_line(pages[0]) if pages else ""
+    return Extracted("".join(parts), tuple(starts), tuple(textless), len(pages), title, opening)
+
+
+def top_line(lines: Sequence[Line]) -> str:
+    """A page's highest line, its whitespace collapsed as the page's text has it ("" if none)."""
+    return " ".join(max(lines, key=lambda line: line.y).text.split()) if lines else ""
 
 
 def display_title(lines: Sequence[Line]) -> str:

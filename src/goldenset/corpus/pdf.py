@@ -1,9 +1,10 @@
 """Read a PDF's text page by page with PDFium (pypdfium2), chosen by measurement: see
-benchmarks/pdf_extraction.py and docs/guides/pdfs.md.
+benchmarks/pdf_extraction.py and docs/pdfs.md.
 
 Only one page is open at a time, so a 2,000-page file takes the memory of one page (PDFium reads
 the file lazily). Lines come in PDFium's reading order with their height on the page; the rest
-(running headers, paragraphs, hyphens) is goldenset.corpus.layout's.
+(running headers, paragraphs, hyphens) is goldenset.corpus.layout's. A page PDFium cannot load
+(a damaged page object) is left out and named, and the other pages are read.
 """
 
 from __future__ import annotations
@@ -33,18 +34,29 @@ def read_pdf(path: Path, on_page: Callable[[], None] = lambda: None) -> Extracte
     except pdfium.PdfiumError as error:
         raise _unreadable(error, path) from None
     try:
-        pages = []
+        pages, damaged = [], []
         for index in range(len(document)):
-            pages.append(_page_lines(document, index))
+            try:
+                pages.append(_page_lines(document, index))
+            except pdfium.PdfiumError:
+                pages.append([])
+                damaged.append(index + 1)
             on_page()
         title = document.get_metadata_value("Title").strip()
     finally:
         document.close()
     if not pages:
         raise Unreadable(SkipReason.NO_PAGES, ZERO_PAGES)
-    assembled = assemble(pages)
+    assembled = with_damaged(assemble(pages), tuple(damaged))
     # the file's own title first; else the one its first page shows (assembled.title)
-    return replace(assembled, title=title) if title and not is_placeholder(title) else assembled
+    return assembled if is_placeholder(title) else replace(assembled, title=title)
+
+
+def with_damaged(extracted: Extracted, damaged: tuple[int, ...]) -> Extracted:
+    """The document with its damaged pages named as such, not as pages without a text layer
+    (OCR would not bring them back)."""
+    textless = tuple(page for page in extracted.textless if page not in damaged)
+    return replace(extracted, textless=textless, damaged=damaged)
 
 
 def _unreadable(error: pdfium.PdfiumError, path: Path) -> Unreadable:

@@ -12,8 +12,12 @@ _RST_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1+[ \t]*$")
 # "PMID: 12345", "DOI: 10.1000/x", "Date: 2021-03-04": a record's metadata, not its title
 _METADATA = re.compile(r"^\s*[A-Za-z][\w -]{0,20}:\s*[\w./-]*\d[\w./-]*\s*$")
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
-# what writers fill a file's title with when its author gave none
-PLACEHOLDERS = ("untitled", "microsoft word - ", "document1", "slide 1")
+# what writers fill a file's title with when its author gave none: "Untitled", "Microsoft Word -
+# report.doc", Word's "Document1", PowerPoint's "Slide 1"; or nothing at all
+PLACEHOLDER = re.compile(
+    r"\s*(?:untitled|microsoft (?:word|powerpoint|excel) - |(?:document|slide)\s*\d+\s*$|$)",
+    re.IGNORECASE,
+)
 
 
 def is_title(line: str) -> bool:
@@ -23,7 +27,8 @@ def is_title(line: str) -> bool:
 
 
 def is_placeholder(title: str) -> bool:
-    return title.strip().casefold().startswith(PLACEHOLDERS)
+    """Whether a file's own title is one its writer filled in (or none): it names nothing."""
+    return PLACEHOLDER.match(title) is not None
 
 
 def markdown_title(text: str) -> str | None:

@@ -1,10 +1,11 @@
 """The demo's abstracts as PDF files, written with PDFium (pypdfium2, which goldenset reads PDFs
-with), so `goldenset demo --pdf` needs nothing more than goldenset.
+with), so `goldenset demo docs --pdf` needs nothing more than goldenset.
 
 Each abstract is laid out on small (A6) pages, as a pocket manual is, so most abstracts span two
 pages and a question's page says something: a title in a larger font (which ingest takes as the
 document's title, as it would a real paper's), the text in lines of at most WRAP characters, and
-the page number at the foot of each page (a running line ingest drops).
+the page number at the foot of each page (ingest drops it where the numbers step by one across
+pages; a one-page file keeps its "1").
 """
 
 from __future__ import annotations

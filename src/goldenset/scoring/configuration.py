@@ -12,9 +12,11 @@ benchmarks call these, so no script re-implements scoring.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
@@ -83,10 +85,40 @@ def read_score_inputs(
             if len(questions)
         },
         document_token_starts(score.tokenizer, chunked),
-        load_retrievers(retrievers),
+        {},
         chunked,
     )
-    return ask_stores(inputs, score, retrievers), project.counts
+    return read_outside(inputs, score, retrievers), project.counts
+
+
+def read_outside(
+    inputs: ScoreInputs, score: ScoreParams, retrievers: RetrieversSection
+) -> ScoreInputs:
+    """The inputs with what the enabled retrievers read from outside (a run file, a callable and
+    its cached answers), and each enabled store asked (goldenset.scoring.foreign.ask_stores: the
+    network, at this edge): the score stage's reading, and calibrate's, once for every run."""
+    return ask_stores(replace(inputs, loaded=load_retrievers(retrievers)), score, retrievers)
+
+
+def read_outside_of(
+    upstream: ProjectUpstream,
+    token_starts: dict[str, list[int]],
+    score: ScoreParams,
+    retrievers: RetrieversSection,
+) -> dict[str, object]:
+    """What the enabled retrievers read from outside for a project's documents and query sets,
+    each store asked every question (read_outside): `goldenset calibrate` reads it once, before
+    its first run."""
+    asked = ScoreInputs(
+        pd.DataFrame(columns=SCORED_CHUNK_COLUMNS),
+        np.zeros((0, 0), dtype=np.float32),
+        upstream.query_sets,
+        {},
+        token_starts,
+        {},
+        upstream.documents,
+    )
+    return read_outside(asked, score, retrievers).loaded
 
 
 def read_upstream(root: Path = Path(".")) -> tuple[pd.DataFrame, dict[str, QuerySet]]:
@@ -149,10 +181,11 @@ def write_score_outputs(outputs: ScoreOutputs, root: Path = Path(".")) -> None:
     write_json(root / paths.RECALL_PLOT, outputs.recall_plot)
 
 
-def save_answers(inputs: ScoreInputs) -> None:
-    """The answers a retriever that lives outside the pipeline gave this run, added to its cache
-    (retrievers.external.cache_dir): an unchanged re-run asks nothing again."""
-    for loaded in inputs.loaded.values():
-        cache = getattr(loaded, "cache", None)
+def save_answers(loaded: Mapping[str, object]) -> None:
+    """The answers a retriever that lives outside the pipeline gave this run (what it read from
+    outside, ScoreInputs.loaded), added to its cache (retrievers.external.cache_dir): an
+    unchanged re-run asks nothing again."""
+    for read in loaded.values():
+        cache = getattr(read, "cache", None)
         if cache is not None:
             cache.save()

@@ -53,6 +53,14 @@ from goldenset.scoring.topk import TopK
 log = logging.getLogger("goldenset")
 
 
+class VanishedRun(GoldensetError):
+    """A run that names none of a set's items: scoring it would drop it from every output."""
+
+    def __init__(self, retriever: str, message: str) -> None:
+        super().__init__(message)
+        self.retriever = retriever
+
+
 @dataclass(frozen=True)
 class RetrieverChoice:
     """The retrievers scored over one chunking: their params, the names of those to build, what
@@ -73,14 +81,19 @@ def score_chunking(
 ) -> ChunkingScores:
     """The retrievers' runs over the chunking on every query set, scored."""
     chunks = chunking.chunks
-    corpus = Corpus(chunks["chunk_id"].tolist(), chunks["text"].tolist(), chunking.vectors)
+    corpus = Corpus(
+        chunks["chunk_id"].tolist(),
+        chunks["text"].tolist(),
+        chunking.vectors,
+        chunks["doc_id"].tolist(),
+    )
     scored, rankers = _built(corpus, retrievers)
     depth = max(score.depth, max(score.ks))
     part = ChunkingScores()
     for prepared in prepare_sets(chunking, query_sets, score):
         judged = prepared.judged
         queries = Queries(judged.name, judged.qids, prepared.texts, query_vectors[judged.name])
-        runs = rank_all(rankers, queries, depth * prepared.spread)
+        runs = rank_all(rankers, queries, depth)  # depth documents and texts each
         result = _score_set(prepared, runs, scored, score)
         if chunking.store is None:
             part.chance[judged.name] = _chance(prepared, score)
@@ -130,7 +143,9 @@ def _score_set(
     ranked = {name: found for name, found in read.items() if name in scored}
     by_chunk = {name: found.indices for name, found in ranked.items()}
     if prepared.chunk_items is not None:  # documents ranked: the same runs as chunks, for contexts
-        contexts = _read_runs(prepared.chunk_items, {name: runs[name] for name in ranked}, depth)
+        contexts = _read_contexts(
+            prepared.chunk_items, {name: runs[name] for name in ranked}, depth
+        )
         by_chunk = {name: found.indices for name, found in contexts.items()}
     metrics, rows = {}, []
     for retriever, found in ranked.items():
@@ -155,12 +170,35 @@ def _score_set(
 
 
 def _read_runs(items: RunItems, runs: Mapping[str, Run], depth: int) -> dict[str, TopK]:
-    """Each run read as the view's items; a run that names none of them is left out."""
+    """Each run read as the set's items; a run that names none of them is an error (a run of
+    documents for a set judged by chunks, a run file of another chunking's chunk ids)."""
     read = {}
     for name, run in runs.items():
         found = items.project(run, depth, f"retrievers.{name}")
         if found is None:
-            log.info("%s: its run ranks none of the %s %s items", name, items.name, items.unit)
+            raise VanishedRun(
+                name,
+                f"retrievers.{name}: its run names none of the {items.name} set's {items.unit} "
+                f"ids; {items.name} questions rank {items.unit} ids (data/chunks.parquet's "
+                "chunk_id for chunks, the qrels' doc_id for documents)",
+            )
+        read[name] = found
+    return read
+
+
+def _read_contexts(items: RunItems, runs: Mapping[str, Run], depth: int) -> dict[str, TopK]:
+    """Each run of a set judged per document read as chunks, for its contexts: a run of
+    documents names none, and leaves its contexts unmeasured, said in one line."""
+    read = {}
+    for name, run in runs.items():
+        found = items.project(run, depth, f"retrievers.{name}")
+        if found is None:
+            log.warning(
+                "warning: retrievers.%s ranks documents on %s, not chunks: its context views "
+                "(context_*) are not measured there",
+                name,
+                items.name,
+            )
         else:
             read[name] = found
     return read

@@ -34,7 +34,8 @@ from goldenset.scoring.locate import Placement, Span, place_passages
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.retriever_params import RetrieversSection
 from goldenset.scoring.retrievers import stores
-from goldenset.scoring.stores.base import Answers, Hit, StoreSource, ask_store, listed_chunks
+from goldenset.scoring.stores.base import Answers, Hit, StoreSource, listed_chunks
+from goldenset.scoring.stores.deepen import ask_deep
 from goldenset.scoring.tokens import document_token_starts
 
 log = logging.getLogger("goldenset")
@@ -143,29 +144,42 @@ def ask_stores(
     """The inputs with each enabled store asked: its :class:`StoreChunking` in place of what
     was loaded to ask it (a goldenset.scoring.stores.StoreSource)."""
     loaded = dict(inputs.loaded)
-    depth = max(score.depth, max(score.ks))
     for name in stores():
         if getattr(retrievers, name).enabled:
-            loaded[name] = store_chunking(name, inputs, depth, score.tokenizer)
+            loaded[name] = store_chunking(name, inputs, score)
     return replace(inputs, loaded=loaded)
 
 
-def store_chunking(name: str, inputs: ScoreInputs, depth: int, tokenizer: str) -> StoreChunking:
+def store_chunking(name: str, inputs: ScoreInputs, score: ScoreParams) -> StoreChunking:
     """A store's chunking: every question of the inputs asked (or read from its cache, which
-    keeps every answer, a failure half-way included) for its ``depth`` best passages, each
-    placed in its document."""
+    keeps every answer, a failure half-way included) deep enough to rank as many documents as
+    goldenset's own retrievers do (stores.deepen.ask_deep), each passage placed in its
+    document."""
     if inputs.documents is None:
         raise GoldensetError(f"retrievers.{name}: a store is scored against the documents' text")
     source = inputs.loaded[name]
     assert isinstance(source, StoreSource)
     asked = (text for questions in inputs.query_sets.values() for text in questions.texts)
     texts = list(dict.fromkeys(asked))
+    depth = max(score.depth, max(score.ks))
     try:
-        answers = ask_store(name, source, texts, depth)
+        answers, cut = ask_deep(name, source, texts, depth, source.settings.max_fetch)
         listed = listed_chunks(name, source)
     finally:
         source.close()
         source.cache.save()
+    if cut:
+        log.warning(
+            "warning: retrievers.%s: %d of %d questions' answers name fewer than %d distinct "
+            "documents at max_fetch %d passages: their rankings are cut short; raise "
+            "retrievers.%s.max_fetch",
+            name,
+            cut,
+            len(texts),
+            depth,
+            source.settings.max_fetch,
+            name,
+        )
     documents = dict(zip(inputs.documents["doc_id"], inputs.documents["text"], strict=True))
     placed = foreign_chunking(
         documents, dict(zip(texts, answers, strict=True)), listed, f"retrievers.{name}"
@@ -174,7 +188,7 @@ def store_chunking(name: str, inputs: ScoreInputs, depth: int, tokenizer: str) -
     chunking = Chunking(
         placed.chunks,
         np.zeros((len(placed.chunks), 0), dtype=np.float32),  # chunks goldenset never embedded
-        _token_starts(inputs.token_starts, placed.documents, tokenizer),
+        _token_starts(inputs.token_starts, placed.documents, score.tokenizer),
         placed.documents,
         placed.listed,
         name,

@@ -54,8 +54,6 @@ class PreparedSet:
     # a set whose items are documents reads the same run as chunk items too, for its contexts
     chunk_items: RunItems | None = None
     chunk_view: bool = True  # its own items' metrics (recall@k, ndcg@k...) are measured
-    # the most chunks one item stands for: a run of depth x spread chunks holds `depth` items
-    spread: int = 1
 
     @property
     def texts(self) -> list[str]:
@@ -117,8 +115,7 @@ def _by_spans(questions: QuerySet, projection: _Projection, score: ScoreParams) 
     qrels = evidence_qrels(qids, judgments, chunks, score.min_overlap)
     views = span_views(qids, judgments, projection.layout, projection.items, score.budgets)
     judged, items = chunk_set(questions.name, qids, qrels, chunks, projection.classes)
-    spread = _largest(projection.items.indptr)
-    return PreparedSet(judged, questions, views, items, chunk_view=projection.listed, spread=spread)
+    return PreparedSet(judged, questions, views, items, chunk_view=projection.listed)
 
 
 def _by_documents(questions: QuerySet, projection: _Projection, score: ScoreParams) -> PreparedSet:
@@ -140,13 +137,7 @@ def _by_documents(questions: QuerySet, projection: _Projection, score: ScorePara
     # judged per layout document: the same as by_doc but for documents without chunks
     by_layout = document_qrels(qids, judgments, layout.doc_ids)
     views = document_judged_views(by_layout, layout, projection.items, score.budgets)
-    spread = max(_largest(np.r_[starts, len(chunks)]), _largest(projection.items.indptr))
-    return PreparedSet(judged, questions, views, items, chunk_items, spread=spread)
-
-
-def _largest(bounds: np.ndarray) -> int:
-    """The most rows between consecutive bounds (at least 1)."""
-    return int(np.diff(bounds).max()) if len(bounds) > 1 else 1
+    return PreparedSet(judged, questions, views, items, chunk_items)
 
 
 def chunk_set(

@@ -46,6 +46,8 @@ def team_function(spec: str, folder: str, section: str, field: str = "callable")
     roots = list(dict.fromkeys([Path(folder).resolve().parent, Path.cwd()]))
     try:
         module = import_from(name, roots)
+    except NameClash as clash:
+        raise GoldensetError(f"{section}.{field}: {clash}") from None
     except ImportError as error:
         raise GoldensetError(
             f"{section}.{field}: cannot import {name.module!r} ({error}); put the module in "
@@ -59,31 +61,89 @@ def team_function(spec: str, folder: str, section: str, field: str = "callable")
     return function
 
 
+class NameClash(GoldensetError):
+    """The team's top package has the name of a module the team did not write, already
+    imported: loading the team's would evict it for the whole process."""
+
+
+# the top packages import_from loaded from a team's folder, by name: those it may load again
+# from another folder (two projects in one process), as no other module is ever evicted
+_TEAM_PACKAGES: dict[str, ModuleType] = {}
+
+
 def import_from(name: FunctionName, roots: Sequence[Path]) -> ModuleType:
     """The module `name` names, its top package (or module) found in the first of `roots` holding
-    it, else on the usual import path; `sys.path` is left as it was. A top of that name loaded
-    before from another place is loaded again from here (two projects in one process)."""
+    it, else on the usual import path; `sys.path` is left as it was. A top of that name the team
+    wrote, loaded before from another place, is loaded again from here (two projects in one
+    process); a module of that name it did not write (a library) is a :class:`NameClash`."""
     top = name.top
     located = next(
         (spec for root in roots if (spec := PathFinder.find_spec(top, [str(root)]))), None
     )
-    if located is not None and _location(sys.modules.get(top)) != _location(located):
-        for loaded in [key for key in sys.modules if key == top or key.startswith(top + ".")]:
-            del sys.modules[loaded]
-        package = module_from_spec(located)
-        sys.modules[top] = package
-        try:
-            if located.loader is not None:  # a namespace package (a folder only) has none
-                located.loader.exec_module(package)
-        except BaseException:
-            del sys.modules[top]
-            raise
+    loaded = sys.modules.get(top)
+    if located is not None and _location(loaded) != _location(located):
+        if loaded is not None:
+            _check_team_wrote(top, loaded, located, roots)
+            _forget(top)
+        _TEAM_PACKAGES[top] = _load(top, located)
     return importlib.import_module(name.module)
+
+
+def _check_team_wrote(
+    top: str, loaded: ModuleType, located: ModuleSpec, roots: Sequence[Path]
+) -> None:
+    """A NameClash unless ``loaded`` is the team's: loaded by import_from, or what one of
+    ``roots`` holds (imported the usual way from the project folder; a namespace package may
+    span that folder and others on sys.path)."""
+    in_roots = {
+        place for root in roots for place in _places(PathFinder.find_spec(top, [str(root)]))
+    }
+    if _TEAM_PACKAGES.get(top) is loaded or _places(loaded) & in_roots:
+        return
+    raise NameClash(
+        f"the team's package {top!r} ({_where(located)}) has the name of a library already "
+        f"imported from {_where(loaded)}; rename the team's package (and the module:function "
+        "naming it) so that both can be imported"
+    )
+
+
+def _forget(top: str) -> None:
+    """The team's package and its modules out of sys.modules, to be imported again."""
+    for loaded in [key for key in sys.modules if key == top or key.startswith(top + ".")]:
+        del sys.modules[loaded]
+
+
+def _load(top: str, located: ModuleSpec) -> ModuleType:
+    package = module_from_spec(located)
+    sys.modules[top] = package
+    try:
+        if located.loader is not None:  # a namespace package (a folder only) has none
+            located.loader.exec_module(package)
+    except BaseException:
+        del sys.modules[top]
+        raise
+    return package
+
+
+def _where(what: ModuleType | ModuleSpec) -> str:
+    """Where a module or spec comes from, for a message: its file, or its first folder."""
+    location = _location(what)
+    if isinstance(location, tuple):
+        return location[0] if location else repr(what)
+    return str(location or getattr(what, "__file__", None) or repr(what))
+
+
+def _places(what: ModuleType | ModuleSpec | None) -> set[str]:
+    """Each file or folder a module or spec comes from."""
+    location = _location(what)
+    if location is None:  # no spec: nowhere, matching nothing
+        return set()
+    return {str(place) for place in location} if isinstance(location, tuple) else {str(location)}
 
 
 def _location(what: ModuleType | ModuleSpec | None) -> object:
     """Where a module or spec comes from: its file, or a namespace package's folders."""
-    spec = what if isinstance(what, ModuleSpec) or what is None else what.__spec__
+    spec = what if isinstance(what, ModuleSpec) or what is None else getattr(what, "__spec__", None)
     if spec is None:
         return None
     return spec.origin or tuple(spec.submodule_search_locations or ())

@@ -34,7 +34,7 @@ def main(params: ScoreStage) -> None:
     try:
         outputs = score_inputs(inputs, params.score, params.retrievers)
     finally:  # a retriever that failed half-way keeps the answers it gave
-        save_answers(inputs)
+        save_answers(inputs.loaded)
     if review is not None:  # no verdict: metrics/detail.json as before
         outputs.detail["review"] = review
     write_score_outputs(outputs)

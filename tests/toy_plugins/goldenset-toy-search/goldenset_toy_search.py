@@ -15,12 +15,12 @@ class Toy:
         self.corpus, self.k1 = corpus, k1
 
     def rank(self, queries, depth: int) -> Run:
-        """A run keyed by id: each question's best `depth` chunk ids, best first."""
+        """Each question's best chunks: of its `depth` best documents and distinct texts."""
         from goldenset.scoring.retrievers.lexical import BM25Scores
         from goldenset.scoring.topk import top_k
 
         scores = BM25Scores(self.corpus.texts, queries.texts, k1=self.k1, b=0.0)
-        return Run(self.corpus.chunk_ids, top_k(scores, depth))
+        return Run(self.corpus.chunk_ids, top_k(scores, depth, cover=self.corpus.cover))
 
 
 def build_toy(settings: ToyParams, corpus, device, loaded) -> Toy:

@@ -39,22 +39,28 @@ class ANN:
         return self._index
 
     def rank(self, queries: Queries, depth: int) -> Run:
+        """Asked deeper for the questions whose answer names fewer than ``depth`` documents or
+        texts (goldenset.scoring.cover), up to every chunk."""
         import faiss
         import numpy as np
 
-        from goldenset.scoring.topk import TopK, padded
+        from goldenset.scoring.topk import TopK, deepened_run, padded
 
-        wanted = min(depth, len(self.corpus.chunk_ids))
         index = self._built()
-        if self.params.index == "hnsw":
-            index.hnsw.efSearch = max(self.params.ef_search, wanted)
         vectors = np.ascontiguousarray(queries.vectors, dtype=np.float32)
-        if wanted == 0 or len(vectors) == 0:
+        n_items = len(self.corpus.chunk_ids)
+        if n_items == 0 or len(vectors) == 0:
             return Run(self.corpus.chunk_ids, padded(len(vectors), 0))
         # One thread: faiss' OpenMP pool and torch's would otherwise fight over the cores.
         faiss.omp_set_num_threads(1)
-        scores, indices = index.search(vectors, wanted)
-        found = TopK(indices.astype(np.int64), scores.astype(np.float32))
+
+        def search(rows: list[int], k: int) -> TopK:
+            if self.params.index == "hnsw":
+                index.hnsw.efSearch = max(self.params.ef_search, k)
+            scores, indices = index.search(vectors[rows], k)
+            return TopK(indices.astype(np.int64), scores.astype(np.float32))
+
+        found, _ = deepened_run(search, len(vectors), depth, n_items, self.corpus.cover)
         return Run(self.corpus.chunk_ids, found)
 
 

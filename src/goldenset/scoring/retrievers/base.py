@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,16 +27,26 @@ from goldenset.core.registry import Registry
 if TYPE_CHECKING:
     import numpy as np
 
+    from goldenset.scoring.cover import Cover
     from goldenset.scoring.topk import TopK
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """The chunks every retriever searches, row i of each field belonging to chunk i."""
+    """The chunks every retriever searches, row i of each field belonging to chunk i; a
+    document's chunks are contiguous (``doc_ids`` None: a document a chunk)."""
 
     chunk_ids: list[str]
     texts: list[str]
     vectors: np.ndarray
+    doc_ids: list[str] | None = None
+
+    @cached_property
+    def cover(self) -> Cover:
+        """Its documents and distinct texts, which a run of depth d ranks d of each."""
+        from goldenset.scoring.cover import Cover
+
+        return Cover.of(self.doc_ids, self.texts)
 
 
 @dataclass(frozen=True)
@@ -236,14 +247,21 @@ def _ranked(name: str, retriever: Retriever, queries: Queries, depth: int) -> Ru
     try:
         run = retriever.rank(queries, depth)
     except AttributeError as error:
-        if "judged" not in str(error):
-            raise
+        if not _reads_judged(error, queries):
+            raise  # the plugin's own error, with its traceback
         raise _old_interface(name) from None
     if run is not None and not isinstance(run, Run):
         raise _old_interface(name)
     if run is not None:
         _check_positions(name, run, len(queries.qids))
     return run
+
+
+def _reads_judged(error: AttributeError, queries: Queries) -> bool:
+    """The error is the earlier interface itself: reading ``judged`` of the very Queries given
+    (known by the attribute and the object Python names, not by the message, which any other
+    error may share)."""
+    return error.name == "judged" and error.obj is queries
 
 
 def _check_positions(name: str, run: Run, n_queries: int) -> None:

@@ -27,7 +27,7 @@ class Dense:
         from goldenset.scoring.topk import top_k
 
         source = DenseScores(queries.vectors, self.corpus.vectors, self.device)
-        return Run(self.corpus.chunk_ids, top_k(source, depth))
+        return Run(self.corpus.chunk_ids, top_k(source, depth, cover=self.corpus.cover))
 
 
 class DenseScores:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from goldenset.scoring.query_cache import QueryCache
     from goldenset.scoring.retrievers.base import Corpus, Queries
+    from goldenset.scoring.topk import TopK
 
 log = logging.getLogger("goldenset")
 
@@ -36,6 +37,12 @@ class ExternalParams(RetrieverSection):
     )
     batch_size: int = Field(
         64, gt=0, description="questions a call; the answers of each call are kept"
+    )
+    max_fetch: int = Field(
+        1000,
+        gt=0,
+        description="the most chunks a question is asked for: asked deeper until they name "
+        "score.depth distinct documents, as goldenset's own retrievers rank",
     )
     version: str = Field(
         "",
@@ -68,22 +75,40 @@ class ExternalCallable:
         self._handed = digest(*corpus.chunk_ids, *corpus.texts)  # what it ranks
 
     def rank(self, queries: Queries, depth: int) -> Run:
+        """Asked deeper for the questions whose answer names fewer than ``depth`` documents or
+        texts (goldenset.scoring.cover), up to retrievers.external.max_fetch chunks."""
         from goldenset.scoring.query_cache import digest
         from goldenset.scoring.team_code import ask_missing, parse_ranked_ids
+        from goldenset.scoring.topk import deepened_run
 
-        wanted = min(depth, len(self.corpus.chunk_ids))
-        texts = list(queries.texts)
-        keys = [digest(self._handed, str(wanted), text) for text in texts]
-        label = f"external {queries.name}"
-        answers = ask_missing(
-            self.source.cache,
-            keys,
-            texts,
-            self.source.batch_size,
-            label,
-            lambda asked: self._ask(asked, wanted),
-        )
-        found = parse_ranked_ids(answers, self.corpus.chunk_ids, len(texts), self.spec)
+        texts, label = list(queries.texts), f"external {queries.name}"
+
+        def search(rows: list[int], k: int) -> TopK:
+            asked = [texts[row] for row in rows]
+            keys = [digest(self._handed, str(k), text) for text in asked]
+            answers = ask_missing(
+                self.source.cache,
+                keys,
+                asked,
+                self.source.batch_size,
+                label,
+                lambda batch: self._ask(batch, k),
+            )
+            return parse_ranked_ids(answers, self.corpus.chunk_ids, len(asked), self.spec)
+
+        most = min(self.source.max_fetch, len(self.corpus.chunk_ids))
+        found, cut = deepened_run(search, len(texts), depth, most, self.corpus.cover)
+        if cut:
+            log.warning(
+                "warning: retrievers.external: %d of %d %s questions' answers name fewer than "
+                "%d distinct documents at max_fetch %d chunks: their rankings are cut short; "
+                "raise retrievers.external.max_fetch",
+                cut,
+                len(texts),
+                queries.name,
+                depth,
+                most,
+            )
         return Run(self.corpus.chunk_ids, found)
 
     def _ask(self, texts: list[str], k: int) -> list[list]:
@@ -110,6 +135,7 @@ class CallableSource:
     function: Callable
     cache: QueryCache
     batch_size: int = 64
+    max_fetch: int = 1000  # the most chunks a question is asked for
 
 
 class ExternalRunFile:
@@ -155,7 +181,7 @@ def load_external(settings: ExternalParams) -> CallableSource | dict[str, dict[s
         function = team_function(settings.callable, settings.folder, "retrievers.external")
         identity = digest(settings.callable, code_identity(settings.folder), settings.version)
         cache = QueryCache.open(Path(settings.cache_dir), identity)
-        return CallableSource(function, cache, settings.batch_size)
+        return CallableSource(function, cache, settings.batch_size, settings.max_fetch)
     return read_trec_run(Path(str(settings.run_file)))
 
 

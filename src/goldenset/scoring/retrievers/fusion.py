@@ -11,6 +11,7 @@ from pydantic import Field
 from goldenset.scoring.retrievers.base import RETRIEVERS, FusionSection, RetrieverEntry, Run
 
 if TYPE_CHECKING:
+    import numpy as np
     import torch
 
     from goldenset.scoring.retrievers.base import Corpus
@@ -29,12 +30,16 @@ class Hybrid:
         self.fuses, self.rrf_k = list(fuses), rrf_k
 
     def fuse(self, runs: Sequence[Run], depth: int) -> Run:
-        return reciprocal_rank_fusion(runs, self.rrf_k, depth)
+        """Every id the runs return, fused: each ranks ``depth`` documents, so their fusion
+        does too."""
+        return reciprocal_rank_fusion(runs, self.rrf_k)
 
 
-def reciprocal_rank_fusion(runs: Sequence[Run], rrf_k: int, depth: int) -> Run:
-    """Ids scored by the sum of 1 / (rrf_k + rank) over the runs; ties by the id first listed
-    (the runs' common id list, or the ids in the order the runs first list them)."""
+def reciprocal_rank_fusion(runs: Sequence[Run], rrf_k: int) -> Run:
+    """Every id of the runs scored by the sum of 1 / (rrf_k + rank) over the runs that list it;
+    ties by the id first listed (the runs' common id list, or the ids in the order the runs
+    first list them). An id a run lists twice counts once, at its first place, as the evaluator
+    reads it."""
     import numpy as np
 
     from goldenset.scoring.topk import entries_of, ranked_rows, row_ranges
@@ -43,8 +48,8 @@ def reciprocal_rank_fusion(runs: Sequence[Run], rrf_k: int, depth: int) -> Run:
     n_queries, width = lists[0].indices.shape[0], max(len(ids), 1)
     entries = []
     for found in lists:
-        row, column = np.nonzero(found.indices >= 0)
-        entries.append((row, found.indices[row, column], 1.0 / (rrf_k + column + 1.0)))
+        row, item, rank = _distinct_entries(found, width)
+        entries.append((row, item, 1.0 / (rrf_k + rank)))
     fused_rows, fused_ids, fused = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0)]
     # a table of (queries x ids) sums, a block of queries at a time, each run added in turn
     for first, last in row_ranges(n_queries, width):
@@ -59,8 +64,25 @@ def reciprocal_rank_fusion(runs: Sequence[Run], rrf_k: int, depth: int) -> Run:
     key_rows, key_ids, scores = (np.concatenate(parts) for parts in (fused_rows, fused_ids, fused))
     # a stable sort by score within each query keeps tied ids in order
     order = np.lexsort((-scores, key_rows))
-    found = ranked_rows(key_rows[order], key_ids[order], scores[order], n_queries, depth)
+    longest = int(np.bincount(key_rows, minlength=1).max()) if key_rows.size else 0
+    found = ranked_rows(key_rows[order], key_ids[order], scores[order], n_queries, longest)
     return Run(ids, found)
+
+
+def _distinct_entries(found: TopK, n_ids: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A run's (row, id, rank) entries by row then rank, each id of a row at its first place
+    only, ranked 1, 2, ... among the distinct ids: the places the evaluator reads the run at
+    (goldenset.scoring.projection keeps an id's first place and closes the gaps)."""
+    import numpy as np
+
+    from goldenset.scoring.projection import first_of_each
+
+    row, column = np.nonzero(found.indices >= 0)
+    item = found.indices[row, column]
+    first = first_of_each(row, item, found.indices.shape[0], n_ids)
+    row, item = row[first], item[first]
+    rank = np.arange(row.size) - np.searchsorted(row, row) + 1.0
+    return row, item, rank
 
 
 def _on_common_ids(runs: Sequence[Run]) -> tuple[Sequence[str], list[TopK]]:

@@ -70,7 +70,7 @@ class BM25:
         source = BM25Scores(
             self.corpus.texts, queries.texts, index=self._index, analyzer=settings.analyzer
         )
-        return Run(self.corpus.chunk_ids, top_k(source, depth))
+        return Run(self.corpus.chunk_ids, top_k(source, depth, cover=self.corpus.cover))
 
 
 def bm25_index(

@@ -37,7 +37,7 @@ class Tfidf:
             self._fitted = tfidf_index(self.corpus.texts, self.settings)
         vectorizer, items = self._fitted
         source = TfidfScores(vectorizer, items, queries.texts)
-        return Run(self.corpus.chunk_ids, top_k(source, depth))
+        return Run(self.corpus.chunk_ids, top_k(source, depth, cover=self.corpus.cover))
 
 
 def tfidf_index(item_texts: Sequence[str], settings: TfidfParams) -> tuple[Any, Any]:

@@ -10,7 +10,6 @@ an unchanged re-run reads every answer from the cache and does not even connect.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,6 @@ from goldenset.scoring.locate import Passage
 from goldenset.scoring.retrievers.base import PassagesSection, RetrieverEntry
 from goldenset.scoring.team_code import first_line
 
-log = logging.getLogger("goldenset")
 LISTED = "chunks"  # the cache key of the store's listed chunks
 
 
@@ -40,6 +38,12 @@ class StoreSection(PassagesSection):
         "again; otherwise its answers come from the cache",
     )
     batch_size: int = Field(64, gt=0, description="questions a call; each call's answers are kept")
+    max_fetch: int = Field(
+        1000,
+        gt=0,
+        description="the most passages a question is asked for: asked deeper until they name "
+        "score.depth distinct documents, as goldenset's own retrievers rank",
+    )
     min_located: float = Field(
         0.95, ge=0, le=1, description="warn when a smaller share of its passages is located"
     )
@@ -53,7 +57,8 @@ class StoreSection(PassagesSection):
 
     def identity_fields(self) -> dict[str, Any]:
         """What changes an answer: every field but those that only say how it is asked."""
-        asking = {"enabled", "batch_size", "min_located", "cache_dir", *self.asking_only}
+        asking = {"enabled", "batch_size", "max_fetch", "min_located", "cache_dir"}
+        asking |= self.asking_only
         return self.model_dump(exclude=asking)
 
 
@@ -279,10 +284,12 @@ class AnsweredStore:
         self.corpus, self.answers = corpus, answers
 
     def rank(self, queries: Any, depth: int) -> Any:
+        """Each question's whole answer: it was asked deep enough for ``depth`` documents
+        (goldenset.scoring.stores.deepen)."""
         from goldenset.scoring.retrievers.base import Run
         from goldenset.scoring.team_code import parse_ranked_ids
 
-        lists = [self.answers.ranked.get(text, [])[:depth] for text in queries.texts]
+        lists = [self.answers.ranked.get(text, []) for text in queries.texts]
         found = parse_ranked_ids(lists, self.corpus.chunk_ids, len(lists), self.answers.origin)
         return Run(self.corpus.chunk_ids, found)
 
