@@ -31,6 +31,8 @@ def use_source(src: Path) -> None:
     """Make `import goldenset` load from `src`: drop every goldenset module already imported."""
     for name in [n for n in sys.modules if n == "goldenset" or n.startswith("goldenset.")]:
         del sys.modules[name]
+    # the old module paths' finder (goldenset.core.moved) belongs to the source it came with
+    sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("goldenset")]
     sys.path[:] = [p for p in sys.path if not p.endswith("/src")]
     sys.path.insert(0, str(src))
     importlib.invalidate_caches()

@@ -1,4 +1,4 @@
-"""How long placing a store's passages in their documents takes (goldenset.scoring.locate), the
+"""How long placing a store's passages in their documents takes (goldenset.retrieval.locate), the
 work a foreign chunking adds to scoring, against the plain `str.find` that only places exact text.
 
 The passages are those a splitter at 1,000/200 characters cuts from the SciFact corpus (5,183
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from goldenset.scoring.locate import Passage, place_passages
+from goldenset.retrieval.locate import Passage, place_passages
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/datasets/scifact/corpus.jsonl.gz"
 SIZE, OVERLAP = 1000, 200

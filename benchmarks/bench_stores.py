@@ -1,5 +1,5 @@
-"""A team's store asked through goldenset (goldenset.scoring.stores: the chroma adapter, ask_store
-and its cache, then goldenset.scoring.foreign placing the passages) against the store's own
+"""A team's store asked through goldenset (goldenset.retrieval.stores: the chroma adapter, ask_store
+and its cache, then goldenset.scoring.store_chunking placing the passages) against the store's own
 client loop, the baseline: the same questions, embedded by the same model a batch at a time,
 then ``collection.query(query_embeddings=..., n_results=k)`` with Chroma's default ``include``
 (documents, metadatas, distances), 64 questions a call as ask_store asks them.
@@ -39,11 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from goldenset.scoring.foreign import _distinct, foreign_chunking
-from goldenset.scoring.locate import place_passages
-from goldenset.scoring.retrievers.base import RETRIEVERS
-from goldenset.scoring.stores.base import Hit, ask_store, listed_chunks, query_encoder
-from goldenset.scoring.stores.chroma import INCLUDED, ChromaParams
+from goldenset.retrieval.locate import place_passages
+from goldenset.retrieval.retrievers.base import RETRIEVERS
+from goldenset.retrieval.stores.base import Hit, ask_store, listed_chunks, query_encoder
+from goldenset.retrieval.stores.chroma import INCLUDED, ChromaParams
+from goldenset.scoring.store_chunking import _distinct, foreign_chunking
 
 DIM, CHUNK_CHARS, PER_DOCUMENT = 384, 500, 10
 COLLECTION, BATCH, WARM_UP = "bench", 64, 64

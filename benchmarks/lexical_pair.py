@@ -25,7 +25,7 @@ from goldenset.chunking.params import ChunkParams
 from goldenset.core.params import EmbedParams
 from goldenset.core.stats import randomization_test
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet, file_reader, read_query_set
-from goldenset.metrics.ranking import ndcg_at_k
+from goldenset.evaluation.ranking import ndcg_at_k
 
 K = 10
 PERMUTATIONS = 10_000

@@ -21,8 +21,8 @@ on every query set, nothing written), the functions the stage and `goldenset cal
 
 With --baseline REV it times the scoring the stage runs, a retriever's run then the one
 evaluator (dense's rank, its run read as the set's items, then
-goldenset.scoring.ranked.score_ranked: every metric and the result rows), on the same data with
-REV's code and this checkout's, taking turns --repeat times in this one process, and prints the
+goldenset.evaluation.evaluator.score_ranked: every metric and the result rows), on the same data
+with REV's code and this checkout's, taking turns --repeat times in this one process, and prints the
 ratio (target: within 1.1x of the baseline); --documents judges the set per document instead
 (documents of 1 to 40 chunks), where each code fetches what its evaluation asks for:
 
@@ -33,11 +33,15 @@ ratio (target: within 1.1x of the baseline); --documents judges the set per docu
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
+import inspect
 import os
 import resource
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -45,9 +49,9 @@ from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for tests.support
 
-from goldenset.metrics.ranking import evaluate  # noqa: E402
-from goldenset.scoring.retrievers.dense import DenseScores  # noqa: E402
-from goldenset.scoring.topk import block_rows_for, top_k  # noqa: E402
+from goldenset.core.topk import block_rows_for, top_k  # noqa: E402
+from goldenset.evaluation.ranking import evaluate  # noqa: E402
+from goldenset.retrieval.retrievers.dense import DenseScores  # noqa: E402
 from tests.support.metrics import mean_metrics  # noqa: E402
 
 GIB = 2**30
@@ -212,52 +216,78 @@ def report(result: dict) -> None:
         print("(peak from ru_maxrss: /proc/self/clear_refs was not writable; it includes setup)")
 
 
+# where each interface the timing uses lives: since retrieval/ and evaluation/ were split out of
+# scoring/, and before (an interface a revision does not have yet is None)
+LAYOUTS = {
+    "split": {
+        "Qrels": ("goldenset.evaluation.qrels", "Qrels"),
+        "score_ranked": ("goldenset.evaluation.evaluator", "score_ranked"),
+        "RunItems": ("goldenset.evaluation.projection", "RunItems"),
+        "Dense": ("goldenset.retrieval.retrievers.dense", "Dense"),
+        "Corpus": ("goldenset.retrieval.run", "Corpus"),
+        "Queries": ("goldenset.retrieval.run", "Queries"),
+        "Cover": ("goldenset.core.cover", "Cover"),
+    },
+    "scoring": {
+        "Qrels": ("goldenset.scoring.ranked", "ItemJudgments"),
+        "score_ranked": ("goldenset.scoring.ranked", "score_ranked"),
+        "RunItems": ("goldenset.scoring.projection", "RunItems"),
+        "Dense": ("goldenset.scoring.retrievers.dense", "Dense"),
+        "Corpus": ("goldenset.scoring.retrievers", "Corpus"),
+        "Queries": ("goldenset.scoring.retrievers", "Queries"),
+        "Cover": ("goldenset.scoring.cover", "Cover"),
+    },
+}
+
+
+def stage_api() -> SimpleNamespace:
+    """The score stage's interfaces from whichever source folder `import goldenset` loads now
+    (benchmarks/baseline.py), in its layout (LAYOUTS)."""
+    split = importlib.util.find_spec("goldenset.evaluation") is not None
+    api = {}
+    for name, (module, attribute) in LAYOUTS["split" if split else "scoring"].items():
+        try:
+            api[name] = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError):
+            api[name] = None
+    # a run keyed by id, read as the set's items (RunItems); runs that cover documents (Cover)
+    return SimpleNamespace(
+        **api, run_by_id=api["RunItems"] is not None, covering=api["Cover"] is not None
+    )
+
+
 def stage_scoring(chunks, questions, relevant, k, ks, item_ids, doc_sizes=None) -> dict[str, float]:
-    """A dense run and its evaluation through the score stage's own interfaces, imported from
-    whichever source folder `import goldenset` loads now (benchmarks/baseline.py). With
+    """A dense run and its evaluation through the score stage's own interfaces (stage_api). With
     ``doc_sizes`` (each document's chunk count, chunks in document order) the set is judged per
     document, each question's relevant chunk's document relevant: the run fetches what the
     evaluation asks of that code for ``k`` documents (``k x`` the largest document's chunks
-    before goldenset.scoring.cover, ``k`` documents and texts since)."""
-    import inspect
-
-    from goldenset.scoring import retrievers
-    from goldenset.scoring.ranked import ItemJudgments, score_ranked
-    from goldenset.scoring.retrievers import Corpus, Queries
-    from goldenset.scoring.retrievers.dense import Dense
-
+    before goldenset.core.cover, ``k`` documents and texts since)."""
+    api = stage_api()
     qids = [f"q{row}" for row in range(len(questions))]
     texts = [""] * len(qids)
     if doc_sizes is not None:
-        return _per_document(chunks, questions, relevant, k, ks, item_ids, doc_sizes)
+        return _per_document(api, chunks, questions, relevant, k, ks, item_ids, doc_sizes)
     qrels = sparse.csr_array(
         (np.ones(len(relevant)), (np.arange(len(relevant)), relevant)),
         shape=(len(questions), len(chunks)),
     )
-    judged = ItemJudgments("synthetic", qids, qrels, item_ids)
-    dense = Dense(Corpus(item_ids, item_ids, chunks), "cpu")
-    if hasattr(retrievers, "Run"):  # a run keyed by id, read as the set's items by the evaluator
-        from goldenset.scoring.projection import RunItems
-
-        items = RunItems("synthetic", qids, list(item_ids), np.arange(len(item_ids)), len(item_ids))
-        run = dense.rank(Queries("synthetic", qids, texts, questions), k)
+    judged = api.Qrels("synthetic", qids, qrels, item_ids)
+    dense = api.Dense(api.Corpus(item_ids, item_ids, chunks), "cpu")
+    if api.run_by_id:
+        n_items = len(item_ids)
+        items = api.RunItems("synthetic", qids, list(item_ids), np.arange(n_items), n_items)
+        run = dense.rank(api.Queries("synthetic", qids, texts, questions), k)
         found = items.project(run, k, "dense")
     else:  # before: rank() was handed the judgments, and (earlier still) the earlier lists
         earlier = ({},) if "earlier" in inspect.signature(dense.rank).parameters else ()
-        found = dense.rank(Queries(judged, texts, questions), k, *earlier)
-    metrics, _ = score_ranked(judged, "dense", found, ks, [f"ndcg@{min(10, k)}", f"recall@{k}"])
+        found = dense.rank(api.Queries(judged, texts, questions), k, *earlier)
+    headline = [f"ndcg@{min(10, k)}", f"recall@{k}"]
+    metrics, _ = api.score_ranked(judged, "dense", found, ks, headline)
     return metrics
 
 
-def _per_document(chunks, questions, relevant, k, ks, item_ids, doc_sizes) -> dict[str, float]:
+def _per_document(api, chunks, questions, relevant, k, ks, item_ids, doc_sizes) -> dict[str, float]:
     """stage_scoring's document-judged case (code since the run keyed by id)."""
-    import importlib.util
-
-    from goldenset.scoring.projection import RunItems
-    from goldenset.scoring.ranked import ItemJudgments, score_ranked
-    from goldenset.scoring.retrievers import Corpus, Queries
-    from goldenset.scoring.retrievers.dense import Dense
-
     qids = [f"q{row}" for row in range(len(questions))]
     doc_of = np.repeat(np.arange(len(doc_sizes)), doc_sizes)
     doc_ids = [f"d{doc}" for doc in range(len(doc_sizes))]
@@ -265,17 +295,17 @@ def _per_document(chunks, questions, relevant, k, ks, item_ids, doc_sizes) -> di
         (np.ones(len(relevant)), (np.arange(len(relevant)), doc_of[relevant])),
         shape=(len(questions), len(doc_sizes)),
     )
-    judged = ItemJudgments("real", qids, qrels, doc_ids)
-    covering = importlib.util.find_spec("goldenset.scoring.cover") is not None
-    if covering:
-        corpus = Corpus(item_ids, item_ids, chunks, [doc_ids[d] for d in doc_of])
+    judged = api.Qrels("real", qids, qrels, doc_ids)
+    if api.covering:
+        corpus = api.Corpus(item_ids, item_ids, chunks, [doc_ids[d] for d in doc_of])
     else:
-        corpus = Corpus(item_ids, item_ids, chunks)
-    fetched = k if covering else k * int(max(doc_sizes))
-    items = RunItems("real", qids, list(item_ids), doc_of, len(doc_sizes), doc_ids)
-    run = Dense(corpus, "cpu").rank(Queries("real", qids, [""] * len(qids), questions), fetched)
-    found = items.project(run, k, "dense")
-    metrics, _ = score_ranked(judged, "dense", found, ks, [f"ndcg@{min(10, k)}", f"recall@{k}"])
+        corpus = api.Corpus(item_ids, item_ids, chunks)
+    fetched = k if api.covering else k * int(max(doc_sizes))
+    items = api.RunItems("real", qids, list(item_ids), doc_of, len(doc_sizes), doc_ids)
+    queries = api.Queries("real", qids, [""] * len(qids), questions)
+    found = items.project(api.Dense(corpus, "cpu").rank(queries, fetched), k, "dense")
+    headline = [f"ndcg@{min(10, k)}", f"recall@{k}"]
+    metrics, _ = api.score_ranked(judged, "dense", found, ks, headline)
     return metrics
 
 

@@ -2,8 +2,8 @@
 
 While `goldenset.scoring.configuration.score_inputs` scores every enabled retriever on every
 query set (what the score stage runs, nothing written), a profile hook counts each call into the
-modules that build judgments, views and rankings (goldenset.metrics.views,
-goldenset.scoring.prepared, goldenset.scoring.projection, goldenset.metrics.ranking) made from
+modules that build judgments, views and rankings (goldenset.evaluation.views,
+goldenset.scoring.prepared, goldenset.evaluation.projection, goldenset.evaluation.ranking) made from
 another module: the calls that come back down into them. Built once per query set and view, the
 builders' counts do not grow with the retrievers; the table shows the count per function and the
 total per module. It also counts the retrievers' `rank` and `fuse` calls: one per retriever and

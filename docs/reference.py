@@ -159,8 +159,8 @@ def params_page(params_yaml: str | None = None) -> str:
 
 
 def metrics_page() -> str:
-    """Every metric of goldenset.metrics.measures.MEASURES."""
-    from goldenset.metrics.measures import MEASURES
+    """Every metric of goldenset.evaluation.measures.MEASURES."""
+    from goldenset.evaluation.measures import MEASURES
 
     parameters = {"k": "a cutoff k of `score.ks`", "B": "a token budget B of `score.budgets`"}
     rows = [
@@ -178,7 +178,7 @@ def metrics_page() -> str:
     return (
         "# Metrics reference\n\n"
         + GENERATED
-        + "Every metric, from `goldenset.metrics.measures.MEASURES`. In the doc view a ranking "
+        + "Every metric, from `goldenset.evaluation.measures.MEASURES`. In the doc view a ranking "
         "metric is named `doc_<metric>`: documents ranked by their best chunk. The trec_eval "
         "column names the trec_eval measure it equals.\n\n" + table(header, rows)
     )
@@ -188,7 +188,7 @@ def metrics_page() -> str:
 
 
 def _kind(name: str) -> str:
-    from goldenset.scoring.retrievers import fusions, stores
+    from goldenset.retrieval.retrievers import fusions, stores
 
     if name in stores():
         return "a store: its run is over its own chunking (not fusable)"
@@ -196,15 +196,15 @@ def _kind(name: str) -> str:
 
 
 def retrievers_page() -> str:
-    """Every retriever of goldenset.scoring.retrievers.RETRIEVERS, with its params section."""
+    """Every retriever of goldenset.retrieval.retrievers.RETRIEVERS, with its params section."""
     import sys
 
-    from goldenset.scoring.retrievers import RETRIEVERS
+    from goldenset.retrieval.retrievers import RETRIEVERS
 
     parts = [
         "# Retrievers reference\n\n",
         GENERATED,
-        "Every retriever of `goldenset.scoring.retrievers.RETRIEVERS`, in the order they are "
+        "Every retriever of `goldenset.retrieval.retrievers.RETRIEVERS`, in the order they are "
         "scored and listed; each has its section under `retrievers:` in params.yaml.\n\n",
     ]
     for name, entry in RETRIEVERS.items():

@@ -17,10 +17,17 @@ PACKAGE = ROOT / "src" / "goldenset"
 LAYERS = [
     ["core"],
     ["corpus"],
-    ["chunking", "embedding", "generation", "metrics"],
+    ["chunking", "embedding", "generation"],
+    # makes runs (a retriever: queries and a depth to a run keyed by id); never sees judgments
+    ["retrieval"],
+    # judges runs against qrels; of retrieval it imports the run alone (below)
+    ["evaluation"],
+    # the wiring: reads a project, scores each chunking, writes the outputs
     ["judge", "scoring"],
     ["audit", "calibrate", "compare", "review"],
     ["stages", "params"],
+    # the package's own face: __version__, goldenset.evaluate
+    ["goldenset"],
     ["init", "demo"],
     ["cli"],
     # run with `python -m`, imported by no module: the command line's entry and the loopback
@@ -82,7 +89,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def top_package(module: str) -> str:
-    """goldenset.scoring.retrievers.dense -> scoring; goldenset.cli -> cli."""
+    """goldenset.retrieval.retrievers.dense -> scoring; goldenset.cli -> cli."""
     return module.split(".")[1] if "." in module else module
 
 
@@ -109,9 +116,28 @@ def test_no_module_imports_itself_through_others():
 
 def test_no_package_imports_from_its_layer_or_above():
     graph = imports()
-    packages = {top_package(module) for module in graph} - {"goldenset"}
+    packages = {top_package(module) for module in graph}
     assert packages <= {name for names in LAYERS for name in names}
     assert arrows_up(graph) == []
+
+
+def reaches_into(graph: dict[str, set[str]], source: str, into: str) -> set[str]:
+    """The modules of package ``into`` that package ``source`` imports."""
+    return {
+        target
+        for module, targets in graph.items()
+        if top_package(module) == source
+        for target in targets
+        if top_package(target) == into
+    }
+
+
+def test_the_evaluator_meets_retrieval_at_the_run_alone():
+    """As in ranx and BEIR: a run and qrels meet in the evaluator. Retrieval never imports the
+    evaluation (the layers), and the evaluation takes nothing from retrieval but the run."""
+    graph = imports()
+    assert reaches_into(graph, "evaluation", "retrieval") <= {"goldenset.retrieval.run"}
+    assert reaches_into(graph, "retrieval", "evaluation") == set()
 
 
 def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path):
@@ -129,7 +155,12 @@ def test_the_checks_see_a_circle_and_an_arrow_up(tmp_path):
 
 # a package a newcomer reads first keeps each module to a few screens and each function to one;
 # package -> (lines a module, lines a function)
-SIZE_LIMITS = {"scoring": (300, 60), "calibrate": (300, 60)}
+SIZE_LIMITS = {
+    "retrieval": (300, 60),
+    "evaluation": (300, 60),
+    "scoring": (300, 60),
+    "calibrate": (300, 60),
+}
 
 
 def oversized(package: Path, module_lines: int, function_lines: int) -> list[str]:
@@ -148,7 +179,7 @@ def oversized(package: Path, module_lines: int, function_lines: int) -> list[str
     return found
 
 
-def test_scoring_and_calibrate_read_in_screens():
+def test_the_packages_a_newcomer_reads_first_read_in_screens():
     for package, (module_lines, function_lines) in SIZE_LIMITS.items():
         assert oversized(PACKAGE / package, module_lines, function_lines) == []
 

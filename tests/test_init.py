@@ -28,7 +28,7 @@ from goldenset.init import (
 )
 from goldenset.init import render_params as render
 from goldenset.params import Params, parse_params
-from goldenset.scoring.retrievers import stores
+from goldenset.retrieval.retrievers import stores
 from tests.conftest import ROOT
 from tests.test_project_files import missing_fields
 

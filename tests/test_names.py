@@ -1,5 +1,5 @@
 """Words that mean one thing, as docs/glossary.md defines them: `judged` names a query set's
-judgments (an ItemJudgments) and never the judge's probabilities, which the judge's side of the
+judgments (an Qrels) and never the judge's probabilities, which the judge's side of the
 code calls its pass probabilities (p_pass, judge_probabilities). And, under "Words in the code"
 there: `query_set` is a query set's name (a str), `questions` one query set's questions as read
 (a QuerySet), `found` a ranking's best items with their scores (a TopK), `example` one of the
@@ -65,7 +65,7 @@ def test_an_annotated_judged_is_an_item_judgments():
     for path in modules("."):
         for line, annotation in annotations(ast.parse(path.read_text(encoding="utf-8")), "judged"):
             seen += 1
-            if "ItemJudgments" not in annotation:
+            if "Qrels" not in annotation:
                 wrong.append(f"{path.relative_to(PACKAGE)}:{line} {annotation}")
     assert seen and wrong == []
 
@@ -85,7 +85,14 @@ MEANINGS = {
     "example": {"str"},  # one example query the question writer is shown
 }
 # where rankings are read and measured: no identifier `found` anywhere else
-RANKING_SIDE = ["scoring", "metrics"]
+RANKING_SIDE = [
+    "core/ranked.py",
+    "core/topk.py",
+    "core/cover.py",
+    "retrieval",
+    "evaluation",
+    "scoring",
+]
 # the dicts of query sets by name; a loop over one binds a name (a key) and a QuerySet (a value)
 SET_DICTS = {"query_sets", "sets"}
 NOT_A_NAME = {"questions", "found", "example"}

@@ -135,10 +135,10 @@ def test_imported_files_follows_imports_inside_functions(tmp_path):
     script = tmp_path / "stage.py"
     script.write_text("def main():\n    from goldenset.scoring.reports import worst_misses\n")
     found = {str(path.relative_to(SOURCE)) for path in imported_files(script)}
-    # reports imports scoring, which imports metrics and retrieval, which import errors
+    # reports imports the qrels and the ranked lists, which import errors
     assert {
         "goldenset/scoring/reports.py",
-        "goldenset/scoring/ranked.py",
+        "goldenset/evaluation/qrels.py",
         "goldenset/core/errors.py",
     } <= found
 
@@ -147,8 +147,8 @@ def test_imported_files_follows_a_registry_to_the_modules_it_imports_when_read()
     stages = SOURCE / "goldenset" / "stages"
     score = imported_files(stages / "score.py")
     # nothing imports the ranking measures or a retriever module by name: their registries do
-    assert SOURCE / "goldenset" / "metrics" / "ranking_measures.py" in score
-    assert SOURCE / "goldenset" / "scoring" / "retrievers" / "fusion.py" in score
+    assert SOURCE / "goldenset" / "evaluation" / "ranking_measures.py" in score
+    assert SOURCE / "goldenset" / "retrieval" / "retrievers" / "fusion.py" in score
     assert extension_points(score) == {"retrievers", "metrics", "query_sets"}
     assert extension_points(imported_files(stages / "generate.py")) == {"providers"}
 
@@ -157,12 +157,12 @@ def test_imported_files_leaves_out_imports_for_type_checkers(tmp_path):
     script = tmp_path / "stage.py"
     script.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from goldenset.scoring.topk import TopK\n"
+        "if TYPE_CHECKING:\n    from goldenset.core.topk import TopK\n"
         "from goldenset.core.errors import GoldensetError\n"
     )
     found = {str(path.relative_to(SOURCE)) for path in imported_files(script)}
     assert "goldenset/core/errors.py" in found
-    assert "goldenset/scoring/topk.py" not in found
+    assert "goldenset/core/topk.py" not in found
 
 
 def test_no_generate_dep_changes_when_only_chunking_code_changes():
@@ -257,11 +257,9 @@ def stages_depending_on(path: Path) -> set[str]:
 def test_a_new_retriever_or_provider_re_runs_only_the_stages_that_use_it():
     # each stage validates its own params sections: a file added beside the retrievers (or the
     # question writers, or a new params section of them) is a dep of the stage that runs it only
-    retrievers = SOURCE / "goldenset" / "scoring" / "retrievers"
+    retrievers = SOURCE / "goldenset" / "retrieval" / "retrievers"
     assert stages_depending_on(retrievers / "new_retriever.py") == {"score"}
-    assert stages_depending_on(SOURCE / "goldenset" / "scoring" / "retriever_params.py") == {
-        "score"
-    }
+    assert stages_depending_on(SOURCE / "goldenset" / "retrieval" / "params.py") == {"score"}
     providers = SOURCE / "goldenset" / "generation" / "providers"
     assert stages_depending_on(providers / "new_writer.py") == {"generate"}
     for stage in ("ingest", "chunk", "generate", "apply", "embed", "audit"):

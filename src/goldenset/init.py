@@ -47,7 +47,7 @@ CODE = "src/goldenset/"  # deps of this repository's dvc.yaml that are the packa
 MANIFEST = "goldenset.yaml"
 WORKFLOW = ".github/workflows/goldenset.yml"
 PLOT_TEMPLATES = ("recall_at_k.json", "calibration.json")
-# the store retrievers (goldenset.scoring.stores), each with the extra of its name
+# the store retrievers (goldenset.retrieval.stores), each with the extra of its name
 STORE_EXTRAS = ("chroma", "langchain", "llamaindex", "postgres", "qdrant")
 # why CI installs an extra: a comment of the workflow
 EXTRA_REASONS = {

@@ -20,8 +20,8 @@ from goldenset.core.params import (
     validate_params,
 )
 from goldenset.generation.params import GenerateParams
+from goldenset.retrieval.params import RetrieversParams
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversParams
 
 
 class Params(Section):

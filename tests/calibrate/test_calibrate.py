@@ -42,10 +42,10 @@ from goldenset.core.packaged_models import resolve_model_path
 from goldenset.core.stats import BLOCK_ELEMENTS, randomization_test
 from goldenset.corpus.queries import evidence_frame
 from goldenset.params import parse_params
+from goldenset.retrieval.params import RetrieversParams
 from goldenset.review.verdicts import verdict_row
 from goldenset.scoring.configuration import score_inputs
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversParams
 from tests.browser import chromium, draw, page_template
 from tests.conftest import ROOT
 from tests.scoring.test_boundary import with_real_queries
@@ -608,7 +608,7 @@ def test_a_variants_rows_are_its_retriever_scored_with_its_settings_under_its_la
     project = RetrieversParams()
     runs = SimpleNamespace(params=SimpleNamespace(retrievers=project), score=score)  # what it reads
     variant = VariantParams(retriever="bm25", b=0.0, k1=0.3)
-    rows = variant_rows(runs, inputs, "bm25 flat", variant)  # type: ignore[arg-type]
+    rows = variant_rows(runs, inputs, "bm25 flat", variant, "test chunking")  # type: ignore[arg-type]
     assert set(rows["retriever"]) == {"bm25 flat"}
 
     def bm25_rows(settings: RetrieversParams) -> pd.DataFrame:

@@ -43,8 +43,8 @@ def test_order_comes_first_then_the_built_in_modules_then_the_rest():
 def test_a_registrys_order_does_not_depend_on_which_module_is_imported_first():
     # the context measures (views) imported before the ranking ones: still listed after them
     script = (
-        "import goldenset.metrics.views\n"
-        "from goldenset.metrics.measures import MEASURES\n"
+        "import goldenset.evaluation.views\n"
+        "from goldenset.evaluation.measures import MEASURES\n"
         "print(list(MEASURES))\n"
     )
     process = subprocess.run(
@@ -67,10 +67,10 @@ def test_a_registrys_order_does_not_depend_on_which_module_is_imported_first():
 def test_the_built_in_modules_load_when_the_registry_is_first_read():
     script = (
         "import sys\n"
-        "from goldenset.scoring.retrievers.base import RETRIEVERS\n"
-        "print('goldenset.scoring.retrievers.fusion' in sys.modules)\n"
+        "from goldenset.retrieval.retrievers.base import RETRIEVERS\n"
+        "print('goldenset.retrieval.retrievers.fusion' in sys.modules)\n"
         "print(list(RETRIEVERS))\n"
-        "print('goldenset.scoring.retrievers.fusion' in sys.modules)\n"
+        "print('goldenset.retrieval.retrievers.fusion' in sys.modules)\n"
     )
     process = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True

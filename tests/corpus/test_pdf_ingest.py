@@ -241,9 +241,9 @@ def test_a_worst_miss_names_the_page_of_its_evidence():
     import pandas as pd
     from scipy.sparse import csr_array
 
-    from goldenset.scoring.ranked import ItemJudgments
+    from goldenset.core.ranked import TopK
+    from goldenset.evaluation.qrels import Qrels
     from goldenset.scoring.reports import worst_misses
-    from goldenset.scoring.topk import TopK
 
     questions = pd.DataFrame(
         [
@@ -257,7 +257,7 @@ def test_a_worst_miss_names_the_page_of_its_evidence():
             {"qid": "q2", "question": "Cable?", "doc_id": "n.md", "evidence": "grey"},
         ]
     )
-    judged = ItemJudgments("synthetic", ["q1", "q2"], csr_array(np.eye(2)), ["m.pdf#0", "n.md#0"])
+    judged = Qrels("synthetic", ["q1", "q2"], csr_array(np.eye(2)), ["m.pdf#0", "n.md#0"])
     ranked = {"bm25": TopK(np.array([[1, 0], [0, 1]]), np.ones((2, 2), dtype=np.float32))}
     report = worst_misses(questions, judged, ranked, ["25 Nm", "grey"], 5, 1, 80)
     assert "document `m.pdf`, p. 12" in report

@@ -18,7 +18,7 @@ from goldenset.core.params import ReviewParams
 from goldenset.corpus.queries import read_refused, refused_qids
 from goldenset.corpus.verdicts import golden_line, parse_verdicts, verdict_problem
 from goldenset.review.fixes import fix_warnings, fixed_version
-from goldenset.review.pipeline import person_estimate
+from goldenset.review.pass_shares import person_estimate
 from goldenset.review.verdicts import VerdictFile, verdict_row
 from tests.review.conftest import post, served, verdicts_in, write_project
 from tests.review.test_page import EVIDENCE, TEXT, toy_questions

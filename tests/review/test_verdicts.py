@@ -197,7 +197,7 @@ def test_the_servers_own_files_are_ignored_by_git_and_dvc_here_and_in_an_initial
 def test_two_blind_labellers_on_the_shipped_set_agree_as_counted_by_hand(round_folder, counted):
     """labels/blind_round*/shipped_verdicts.jsonl: two blind labellers on the same 60 questions
     of the shipped golden set, in the verdict format; the audit's figures against a count."""
-    from goldenset.review.pipeline import review_metrics
+    from goldenset.review.pass_shares import review_metrics
 
     path = ROOT / "labels" / round_folder / "shipped_verdicts.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]

@@ -10,14 +10,12 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from goldenset.core.params import ReviewParams
-from goldenset.corpus.querysets import QUERY_SETS, QuerySet
 from goldenset.corpus.verdicts import Verdicts
 from goldenset.judge.model import WEIGHTS, judge_weights
-from goldenset.review.pipeline import judge_against_person, person_estimate
+from goldenset.review.pass_shares import judge_against_person, person_estimate
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import verdict_row
 from goldenset.review.views import Document, marked, missed, query_view, ranked_view
-from goldenset.scoring.inputs import ScoreInputs, without_questions
 
 
 def verdicts_of(kinds: dict[str, str], drawn: str = "random") -> Verdicts:
@@ -108,32 +106,6 @@ def test_a_ranked_passage_marks_the_evidence_it_holds():
     assert view["top"][1]["text"] == ["x" * 5, "x" * 15, ""]
     assert view["top"][2]["doc_id"] is None
     assert ranked_view(None, query, chunks, 3) == {"rank": None, "top": []}
-
-
-def test_failed_questions_leave_the_golden_set_only():
-    entry = QUERY_SETS["synthetic"]
-    table = pd.DataFrame({"qid": ["a", "b", "c"], "question": ["A", "B", "C"]})
-    judgments = pd.DataFrame({"qid": ["a", "b", "c"], "doc_id": ["1", "2", "3"]})
-    golden = QuerySet(entry, table, ["a", "b", "c"], ["A", "B", "C"], judgments)
-    real = QuerySet(QUERY_SETS["real"], table, ["a", "b", "c"], ["A", "B", "C"], judgments)
-    vectors = np.arange(6.0).reshape(3, 2)
-    inputs = ScoreInputs(
-        pd.DataFrame(),
-        np.zeros((0, 2)),
-        {"synthetic": golden, "real": real},
-        {"synthetic": vectors, "real": vectors},
-        {},
-        {},
-    )
-    left = without_questions(inputs, {"b"})
-    kept = left.query_sets["synthetic"]
-    assert kept.qids == ["a", "c"] and kept.texts == ["A", "C"]
-    assert kept.judgments["qid"].tolist() == ["a", "c"]
-    assert kept.table["qid"].tolist() == ["a", "c"]
-    assert left.query_vectors["synthetic"].tolist() == [[0.0, 1.0], [4.0, 5.0]]
-    assert left.query_sets["real"] is real and left.query_vectors["real"] is vectors
-    gone = without_questions(inputs, {"a", "b", "c"})
-    assert "synthetic" not in gone.query_vectors and len(gone.query_sets["synthetic"]) == 0
 
 
 def test_the_persons_share_counts_random_draws_of_this_set_only():

@@ -12,12 +12,11 @@ import pandas as pd
 import pytest
 
 from goldenset.core.errors import GoldensetError
+from goldenset.core.ranked import TopK
+from goldenset.core.topk import top_k
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet
-from goldenset.scoring.configuration import score_inputs
-from goldenset.scoring.inputs import ScoreInputs
-from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import retrievers_model
-from goldenset.scoring.retrievers import (
+from goldenset.retrieval.params import retrievers_model
+from goldenset.retrieval.retrievers import (
     RETRIEVERS,
     Corpus,
     Queries,
@@ -26,8 +25,10 @@ from goldenset.scoring.retrievers import (
     Run,
     load_retrievers,
 )
-from goldenset.scoring.retrievers.dense import DenseScores
-from goldenset.scoring.topk import TopK, top_k
+from goldenset.retrieval.retrievers.dense import DenseScores
+from goldenset.scoring.configuration import score_inputs
+from goldenset.scoring.inputs import ScoreInputs
+from goldenset.scoring.params import ScoreParams
 from tests.scoring.test_configuration import memory_inputs
 
 OWN = ["dense", "bm25", "ann", "hybrid"]

@@ -14,11 +14,11 @@ from goldenset.chunking.params import ChunkParams
 from goldenset.core import paths
 from goldenset.corpus.queries import golden_evidence
 from goldenset.corpus.querysets import QUERY_SETS, QuerySet
+from goldenset.retrieval.params import RetrieversParams
+from goldenset.retrieval.retrievers import load_retrievers
 from goldenset.scoring.configuration import score_inputs
 from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, ScoreInputs
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversParams
-from goldenset.scoring.retrievers import load_retrievers
 from tests.scoring.test_exports import (
     assert_trec_eval_agrees,
     golden_questions,

@@ -13,10 +13,11 @@ import pytest
 import pytrec_eval
 import yaml
 
+import goldenset
 from goldenset.chunking.configured import chunk_documents
 from goldenset.chunking.params import ChunkParams
 from goldenset.core.vectors import write_vectors
-from goldenset.scoring.exports import read_trec_run, strictly_decreasing
+from goldenset.retrieval.trec import read_trec_run, strictly_decreasing
 from tests.conftest import ROOT
 from tests.stage_runs import run_stage
 
@@ -142,6 +143,11 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 
 def assert_trec_eval_agrees(qrels: dict, run: dict, ours: dict[str, float]) -> None:
+    """pytrec_eval, and goldenset.evaluate, on the exported files give the stage's metrics."""
+    names = [f"{name}@{k}" for name in TREC for k in KS] + ["mrr"]
+    assert goldenset.evaluate(qrels, run, names) == pytest.approx(
+        {name: ours[name] for name in names}, abs=1e-9
+    )
     cut = ",".join(map(str, KS))
     measures = {f"recall.{cut}", f"success.{cut}", f"ndcg_cut.{cut}", f"P.{cut}", "recip_rank"}
     per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.metrics.test_ranking import TREC_NAMES, trec_eval_scores
+from tests.evaluation.test_ranking import TREC_NAMES, trec_eval_scores
 from tests.stage_runs import run_stage
 from tests.support.documents import make_documents
 

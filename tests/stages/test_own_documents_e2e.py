@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from goldenset.llm_stand_in import LoopbackLLM
-from goldenset.scoring.exports import read_trec_run
+from goldenset.retrieval.trec import read_trec_run
 from tests.conftest import ROOT
 from tests.scoring.test_exports import all_metrics, assert_trec_eval_agrees, read_qrels
 from tests.support.documents import make_documents

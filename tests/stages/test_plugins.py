@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from goldenset.metrics.measures import MEASURES
+from goldenset.scoring.retrievers import RETRIEVERS
 
 from goldenset.chunking.base import STRATEGIES
 from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.generation.providers.registry import PROVIDERS
-from goldenset.metrics.measures import MEASURES
-from goldenset.scoring.retrievers import RETRIEVERS
 from tests.support.dvc_project import (
     PROJECT_FILES,
     ROOT,

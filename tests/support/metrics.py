@@ -1,4 +1,4 @@
-"""Means of goldenset.metrics.ranking.evaluate()'s per-query values, for the tests and the
+"""Means of goldenset.evaluation.ranking.evaluate()'s per-query values, for the tests and the
 benchmarks; the score stage takes its own means, over every query of a set."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from goldenset.metrics.ranking import N_RELEVANT_KEY, QUERY_KEY
+from goldenset.evaluation.ranking import N_RELEVANT_KEY, QUERY_KEY
 
 
 def mean_metrics(per_query: Mapping[str, np.ndarray]) -> dict[str, float]:

@@ -27,9 +27,9 @@ from goldenset.core.params import AuditParams
 from goldenset.core.stats import bootstrap_interval
 from goldenset.corpus.querysets import QuerySet, references
 from goldenset.corpus.verdicts import golden_line, share_line
+from goldenset.evaluation.chance import chance_levels
 from goldenset.generation.prompt import plural, users_form
 from goldenset.judge.model import CRITERIA, TRUSTED_AUC
-from goldenset.metrics.chance import chance_levels
 
 # "What is X?", "Who were the Y?": a look-up of a name or term, answered by a definition, ending
 # within a few words. Questions that go on ("What is the effect of X on Y?") do not match.
@@ -186,7 +186,7 @@ def run_audit(
     first (real queries; labelled questions where there are none). acceptance: the judge's
     probabilities (None: no estimate of the strict pass share). chance: the chance levels of the
     document view, flagged above the limit (None: not computed). review: a person's pass share
-    and the judge against the person (goldenset.review.pipeline; None: no verdict).
+    and the judge against the person (goldenset.review.pass_shares; None: no verdict).
     reference_form: (the reference set's label, the form most of its queries take), flagged when
     the golden set is written in another (None: no reference queries). rarest_word: the
     rarest-word shares (goldenset.audit.rarest.rarest_word_figures; None: not measured)."""
@@ -428,7 +428,7 @@ def render_report(
 ) -> str:
     """Markdown a person reads: the verdict in one look (`calibrated`: its calibration lines,
     calibration_lines), the figures, the flags, people's review (`review`: its lines,
-    goldenset.review.pipeline), the worst echoes, the duplicates, and a seeded random sample of
+    goldenset.review.pass_shares), the worst echoes, the duplicates, and a seeded random sample of
     questions with their evidence."""
     q = audit.table
     lines = ["# Golden set audit", "", *opening(audit), *calibrated, "", "## Figures", ""]

@@ -24,6 +24,8 @@ from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.params import EmbedParams
 from goldenset.corpus.querysets import QUERY_SETS
+from goldenset.retrieval.params import RetrieversSection
+from goldenset.retrieval.retrievers import RETRIEVERS, fused_sections, model_free, stores
 from goldenset.scoring.configuration import (
     ProjectUpstream,
     read_outside_of,
@@ -31,8 +33,6 @@ from goldenset.scoring.configuration import (
 )
 from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversSection
-from goldenset.scoring.retrievers import RETRIEVERS, fused_sections, model_free, stores
 from goldenset.scoring.reviewed import scored_line
 from goldenset.scoring.tokens import document_token_starts
 

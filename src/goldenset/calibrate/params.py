@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from goldenset.chunking.params import ChunkParams
 from goldenset.core.params import EmbedParams, ReviewParams, Section, StageParams
 from goldenset.generation.params import GenerateParams
+from goldenset.retrieval.params import RetrieversParams
+from goldenset.retrieval.retrievers import RETRIEVERS
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversParams
-from goldenset.scoring.retrievers import RETRIEVERS
 
 QUALIFIED_METRIC = re.compile(r"[a-z]\w*\.[\w@]+")
 

@@ -50,13 +50,13 @@ from goldenset.core.params import EmbedParams, load_stage_params
 from goldenset.core.vectors import CHUNK_VECTORS, write_vectors
 from goldenset.corpus.querysets import QUERY_SETS
 from goldenset.embedding.sets import Embedded, embed_sets
+from goldenset.retrieval.params import RetrieversSection
+from goldenset.retrieval.retrievers import load_retrievers, model_free, stores
 from goldenset.scoring.configuration import save_answers, score_inputs, write_score_outputs
-from goldenset.scoring.evaluation import VanishedRun
 from goldenset.scoring.inputs import ScoreInputs
+from goldenset.scoring.one_chunking import VanishedRun
 from goldenset.scoring.outputs import ScoreOutputs
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversSection
-from goldenset.scoring.retrievers import load_retrievers, model_free, stores
 
 log = logging.getLogger("goldenset")
 
@@ -107,8 +107,8 @@ def run_configurations(
             enumerate(runs.chunkings), enumerate(runs.models)
         ):
             started = time.perf_counter()
-            embedded, embedding, results = score_run(runs, at_chunking, number, workdir)
             first_run = at_chunking == 0 and number == 0
+            embedded, embedding, results = score_run(runs, at_chunking, number, first_run, workdir)
             scored = configuration_rows(runs, results, chunking, embed, number == 0, first_run)
             for configuration, rows in scored:
                 frames.append(rows)
@@ -139,12 +139,12 @@ def plan(runs: RunInputs) -> str:
 
 
 def score_run(
-    runs: RunInputs, at_chunking: int, number: int, workdir: Path | None
+    runs: RunInputs, at_chunking: int, number: int, first_run: bool, workdir: Path | None
 ) -> tuple[Embedded, float, pd.DataFrame]:
-    """One (chunking, model) run embedded and scored, its stages' files written under workdir:
-    what it embedded, the seconds embedding took, and its per-question results."""
+    """One (chunking, model) run embedded and scored (``first_run``: the grid's first, which
+    scores the stores), its stages' files written under workdir: what it embedded, the seconds
+    embedding took, and its per-question results."""
     embed, chunks = runs.models[number], runs.chunked[at_chunking, number]
-    first_run = at_chunking == 0 and number == 0
     retrievers = enabled_retrievers(runs.params.retrievers, runs.wanted, number == 0, first_run)
     started = time.perf_counter()
     query_sets, documents = runs.upstream.query_sets, runs.upstream.documents
@@ -160,13 +160,12 @@ def score_run(
         {name: read for name, read in runs.loaded.items() if getattr(retrievers, name).enabled},
         documents[documents["doc_id"].isin(set(chunks["doc_id"]))],  # a store's passages
     )
-    scored = score_skipping(
-        inputs, runs.score, retrievers, chunk_label(runs.chunkings[at_chunking])
-    )
+    chunking = chunk_label(runs.chunkings[at_chunking])
+    scored = score_skipping(inputs, runs.score, retrievers, chunking)
     if workdir is not None:  # what a kept --workdir shows: the stages' files
         write_run(workdir, inputs, scored)
     varied = [
-        variant_rows(runs, inputs, label, variant)
+        variant_rows(runs, inputs, label, variant, chunking)
         for label, variant in runs.variants_at(at_chunking, number == 0).items()
     ]
     return embedded, embedding, pd.concat([scored.results, *varied], ignore_index=True)
@@ -188,13 +187,13 @@ def score_skipping(
 
 
 def variant_rows(
-    runs: RunInputs, inputs: ScoreInputs, label: str, variant: VariantParams
+    runs: RunInputs, inputs: ScoreInputs, label: str, variant: VariantParams, chunking: str
 ) -> pd.DataFrame:
     """A variant's per-question results over one run's chunks and vectors: its retriever scored
     with the variant's settings, its rows under the variant's label."""
     retrievers = variant_retrievers(runs.params.retrievers, variant)
     inputs = replace(inputs, loaded=load_retrievers(retrievers))
-    results = score_inputs(inputs, runs.score, retrievers).results
+    results = score_skipping(inputs, runs.score, retrievers, chunking).results
     return results[results["retriever"] == variant.retriever].assign(retriever=label)
 
 

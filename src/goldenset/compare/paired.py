@@ -12,7 +12,7 @@ from goldenset.compare.params import CompareParams
 from goldenset.core.errors import GoldensetError
 from goldenset.core.paths import RESULT_KEYS
 from goldenset.core.stats import bootstrap_interval, randomization_test
-from goldenset.metrics.measures import is_per_question_metric
+from goldenset.evaluation.measures import is_per_question_metric
 
 
 class DifferentQuestions(GoldensetError):
@@ -20,7 +20,7 @@ class DifferentQuestions(GoldensetError):
 
 
 def metric_columns(results: pd.DataFrame) -> list[str]:
-    """The per-question metric columns of results.parquet (goldenset.metrics.measures.MEASURES)."""
+    """The per-question metric columns of results.parquet (evaluation.measures.MEASURES)."""
     return [name for name in results.columns if is_per_question_metric(str(name))]
 
 

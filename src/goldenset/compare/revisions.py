@@ -19,7 +19,7 @@ from goldenset.core.files import read_parquet_bytes
 from goldenset.core.paths import CHUNKS, DOCUMENTS, RESULTS, store_corpus
 from goldenset.corpus.beir import document_text
 from goldenset.corpus.querysets import BY_DOCUMENTS, QUERY_SETS, QuerySet, read_query_set
-from goldenset.scoring.retrievers import stores
+from goldenset.retrieval.retrievers import stores
 
 
 def label(rev: str | None) -> str:

@@ -1,7 +1,7 @@
 """params.yaml, validated: the sections shared by several stages, and how a stage reads its own.
 
 Each section is a pydantic model beside the code it configures (chunking.params,
-generation.params, scoring.params, the `retrievers:` section of goldenset.scoring.retrievers,
+generation.params, scoring.params, the `retrievers:` section of goldenset.retrieval.retrievers,
 calibrate.params, compare.params); goldenset.params assembles the whole file. A stage validates
 only the sections it reads (a :class:`StageParams`), so a stage depends on its own sections and
 a typo elsewhere is reported by the stage that reads it.

@@ -2,9 +2,9 @@
 
 The five extension points each keep one registry beside their interface:
 
-- retrievers: goldenset.scoring.retrievers.base.RETRIEVERS (entry: RetrieverEntry);
+- retrievers: goldenset.retrieval.retrievers.base.RETRIEVERS (entry: RetrieverEntry);
 - question writers: goldenset.generation.providers.registry.PROVIDERS (ProviderEntry);
-- metrics: goldenset.metrics.measures.MEASURES (Measure);
+- metrics: goldenset.evaluation.measures.MEASURES (Measure);
 - chunking strategies: goldenset.chunking.base.STRATEGIES (Strategy);
 - query sets: goldenset.corpus.querysets.QUERY_SETS (QuerySetEntry).
 

@@ -144,19 +144,6 @@ class QuerySet:
     def __len__(self) -> int:
         return len(self.qids)
 
-    def without(self, qids: Collection[str]) -> QuerySet:
-        """This set less the questions of `qids` (a person failed them)."""
-        keep = [qid not in qids for qid in self.qids]
-        table = self.table[~self.table["qid"].isin(qids)].reset_index(drop=True)
-        judgments = self.judgments[~self.judgments["qid"].isin(qids)].reset_index(drop=True)
-        return QuerySet(
-            self.entry,
-            table,
-            [qid for qid, kept in zip(self.qids, keep, strict=True) if kept],
-            [text for text, kept in zip(self.texts, keep, strict=True) if kept],
-            judgments,
-        )
-
     def document_judgments(self) -> pd.DataFrame:
         """(qid, doc_id, grade): for spans, each document holding evidence is relevant."""
         if self.entry.judged_by == BY_DOCUMENTS:

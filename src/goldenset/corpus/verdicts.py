@@ -299,7 +299,8 @@ def share_line(share: dict) -> str:
 
 def golden_line(golden: dict) -> str:
     """ "kept 22 of 30, 73% [55%, 86%]: 12 as written, 10 fixed, 8 failed; 0.8 min a question
-    kept" of goldenset.review.pipeline.golden_share's dict (the audit's opening: 100 characters)."""
+    kept" of goldenset.review.pass_shares.golden_share's dict (the audit's opening: 100
+    characters)."""
     minutes = golden["minutes_per_golden"]
     return (
         f"kept {golden['passed']} of {golden['checked']}, {golden['estimate']:.0%} "

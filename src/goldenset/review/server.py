@@ -49,7 +49,7 @@ from goldenset.corpus.verdicts import (
     share_line,
 )
 from goldenset.review.fixes import fix_warnings, fixed_version
-from goldenset.review.pipeline import person_estimate
+from goldenset.review.pass_shares import person_estimate
 from goldenset.review.queue import review_order
 from goldenset.review.verdicts import VerdictFile, agreements, verdict_row
 from goldenset.review.views import Document, missed, query_view, ranked_view

@@ -16,6 +16,7 @@ import pandas as pd
 
 from goldenset.core.spans import sentence_spans
 from goldenset.corpus.places import place_label
+from goldenset.evaluation.ranking import misses_worst_first
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,8 @@ def missed(results: pd.DataFrame, retriever: str) -> list[str]:
     """Golden-set query ids whose first relevant item `retriever` did not rank first: never
     ranked (results.parquet's <NA>) first, then the lowest ranked, ties in file order."""
     rows = results[results["retriever"] == retriever]
-    rank = first_rank(rows["first_relevant_rank"])
-    rows, rank = rows[rank != 1], rank[rank != 1]
-    order = np.lexsort((np.arange(len(rows)), -rank.fillna(np.inf).to_numpy()))
-    return rows["qid"].iloc[order].tolist()
+    rank = first_rank(rows["first_relevant_rank"]).fillna(0).to_numpy()
+    return rows["qid"].iloc[misses_worst_first(rank)].tolist()
 
 
 def first_rank(column: pd.Series) -> pd.Series:

@@ -1,18 +1,14 @@
-"""The score stage's logic, read top down:
+"""The wiring of the score stage, used alike by the stage, `goldenset calibrate` and the
+benchmarks: reading a project, making each chunking's runs (goldenset.retrieval) and judging them
+(goldenset.evaluation), writing the outputs. Read top down:
 
 - configuration: the three edges, read the pipeline's files, score them in memory, write the
   outputs;
 - inputs: what scoring reads (ScoreInputs) and what a run's items are cut from (Chunking);
-- prepared: each query set projected onto a chunking (its judgments over the items, its views);
-- evaluation: every retriever's run over one chunking, on every query set, evaluated;
-- ranked: the one evaluator (a run against a set's judgments: metrics, chance levels, rows);
-- outputs: each chunking's scores gathered into the stage's files;
-- retrievers: the interface, the registry and a module per built-in retriever; topk, the exact
-  top-k engine they share;
-- stores: the adapters that ask a team's store; locate and foreign place a store's passages in
-  their documents and make the chunking it is scored over;
-- team_code: the one door for a team's own module:function; query_cache keeps its answers;
-- exports and reports: the TREC runs, the BEIR export and the worst-misses report; tokens
-  counts the context budget's tokens; params and retriever_params are the params.yaml sections
-  `score:` and `retrievers:`.
+- prepared: each query set projected onto a chunking (its qrels over the items, its views);
+- one_chunking: every retriever's run over one chunking, on every query set, evaluated;
+- store_chunking: a store's passages placed in their documents, the chunking it is scored over;
+- outputs: each chunking's scores gathered into the stage's files; reviewed: people's verdicts
+  applied to the golden set; exports and reports: the BEIR export and the worst-misses report;
+- tokens counts the context budget's tokens; params is the params.yaml section `score:`.
 """

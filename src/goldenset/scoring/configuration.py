@@ -16,27 +16,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
 from goldenset.core import paths
 from goldenset.core.errors import GoldensetError
 from goldenset.core.files import write_atomically, write_json, write_parquet
+from goldenset.core.topk import resolve_device
 from goldenset.core.vectors import CHUNK_VECTORS, read_vectors, read_vectors_of
 from goldenset.corpus.places import PLACE
 from goldenset.corpus.querysets import QuerySet, read_query_sets
-from goldenset.scoring.evaluation import RetrieverChoice, score_chunking
+from goldenset.retrieval.params import RetrieversSection
+from goldenset.retrieval.retrievers import fusable, fusions, load_retrievers, stores
 from goldenset.scoring.exports import beir_corpus
-from goldenset.scoring.foreign import StoreChunking, ask_stores
 from goldenset.scoring.inputs import SCORED_CHUNK_COLUMNS, Chunking, ScoreInputs, own_chunking
+from goldenset.scoring.one_chunking import RetrieverChoice, score_chunking
 from goldenset.scoring.outputs import ChunkingScores, ScoreOutputs, gathered, with_fixed_from
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.retriever_params import RetrieversSection
-from goldenset.scoring.retrievers import fusable, fusions, load_retrievers, stores
 from goldenset.scoring.reviewed import read_applied_counts
+from goldenset.scoring.store_chunking import StoreChunking, ask_stores, asked_stores
 from goldenset.scoring.tokens import document_token_starts
-from goldenset.scoring.topk import resolve_device
 
 
 @dataclass(frozen=True)
@@ -62,8 +61,8 @@ def read_score_inputs(
     """The score stage's inputs under a project folder: chunks, every query set
     (read_project_upstream) and their vectors (data/embeddings, checked against the ids they
     belong to), the documents' token starts, what the enabled retrievers read from outside, and
-    each enabled store asked (goldenset.scoring.foreign.ask_stores: the network, at this edge);
-    and how the verdicts met the golden set (None: no verdict)."""
+    each enabled store asked (store_chunking.ask_stores: the network, at this edge); and how the
+    verdicts met the golden set (None: no verdict)."""
     # with each chunk's place in a PDF or Word file where the chunk stage wrote it, for the BEIR
     # corpus export
     kept = pq.read_schema(root / paths.CHUNKS).names
@@ -95,8 +94,8 @@ def read_outside(
     inputs: ScoreInputs, score: ScoreParams, retrievers: RetrieversSection
 ) -> ScoreInputs:
     """The inputs with what the enabled retrievers read from outside (a run file, a callable and
-    its cached answers), and each enabled store asked (goldenset.scoring.foreign.ask_stores: the
-    network, at this edge): the score stage's reading, and calibrate's, once for every run."""
+    its cached answers), and each enabled store asked (store_chunking.ask_stores: the network,
+    at this edge): the score stage's reading, and calibrate's, once for every run."""
     return ask_stores(replace(inputs, loaded=load_retrievers(retrievers)), score, retrievers)
 
 
@@ -109,16 +108,9 @@ def read_outside_of(
     """What the enabled retrievers read from outside for a project's documents and query sets,
     each store asked every question (read_outside): `goldenset calibrate` reads it once, before
     its first run."""
-    asked = ScoreInputs(
-        pd.DataFrame(columns=SCORED_CHUNK_COLUMNS),
-        np.zeros((0, 0), dtype=np.float32),
-        upstream.query_sets,
-        {},
-        token_starts,
-        {},
-        upstream.documents,
-    )
-    return read_outside(asked, score, retrievers).loaded
+    loaded = load_retrievers(retrievers)
+    query_sets, documents = upstream.query_sets, upstream.documents
+    return asked_stores(loaded, query_sets, documents, token_starts, score, retrievers)
 
 
 def read_upstream(root: Path = Path(".")) -> tuple[pd.DataFrame, dict[str, QuerySet]]:
@@ -134,7 +126,7 @@ def score_inputs(
     """Every enabled retriever on every query set of the inputs, scored; reads no file.
 
     goldenset's own retrievers are scored over its chunking; each store over its own, as
-    goldenset.scoring.foreign.ask_stores placed its answers (its run) in the inputs."""
+    goldenset.scoring.store_chunking.ask_stores placed its answers (its run) in the inputs."""
     device = resolve_device(score.device)
     own = [name for name in [*fusable(), *fusions()] if getattr(retrievers, name).enabled]
     parts: list[ChunkingScores] = []
@@ -146,7 +138,8 @@ def score_inputs(
         if not isinstance(asked, StoreChunking):
             raise GoldensetError(
                 f"retrievers.{name}: a store is asked at the edge: read the inputs with "
-                "read_score_inputs (or pass them through goldenset.scoring.foreign.ask_stores)"
+                "read_score_inputs (or pass them through "
+                "goldenset.scoring.store_chunking.ask_stores)"
             )
         chosen = RetrieverChoice(retrievers, [name], {name: asked.answers})
         part = _score(asked.chunking, inputs, chosen, score)

@@ -7,8 +7,7 @@ and everything scoring calls below it take and return values.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -39,7 +38,7 @@ class ScoreInputs:
 @dataclass(frozen=True)
 class Chunking:
     """What a run's items are cut from: goldenset's own chunks, or a store's passages placed in
-    their documents (goldenset.scoring.foreign). Its query sets are projected onto it
+    their documents (goldenset.scoring.store_chunking). Its query sets are projected onto it
     (goldenset.scoring.prepared); what it can list decides the views."""
 
     chunks: pd.DataFrame  # SCORED_CHUNK_COLUMNS; a document's chunks contiguous
@@ -56,18 +55,3 @@ class Chunking:
 def own_chunking(inputs: ScoreInputs) -> Chunking:
     """goldenset's chunking, as the inputs hold it."""
     return Chunking(inputs.chunks, inputs.chunk_vectors, inputs.token_starts, inputs.documents)
-
-
-def without_questions(inputs: ScoreInputs, qids: Collection[str]) -> ScoreInputs:
-    """The inputs less the golden set's questions of `qids` (a person failed them), and their
-    vectors."""
-    sets, vectors = dict(inputs.query_sets), dict(inputs.query_vectors)
-    for name, questions in inputs.query_sets.items():
-        if not questions.entry.golden or name not in vectors:
-            continue
-        sets[name] = questions.without(qids)
-        kept = np.array([qid not in qids for qid in questions.qids], dtype=bool)
-        vectors[name] = vectors[name][kept]
-        if not kept.any():
-            del vectors[name]
-    return replace(inputs, query_sets=sets, query_vectors=vectors)

@@ -17,8 +17,8 @@ from goldenset.core.params import IntervalParams
 from goldenset.core.stats import bootstrap_interval
 from goldenset.corpus.queries import FIXED_FROM
 from goldenset.corpus.querysets import QuerySet
+from goldenset.evaluation.evaluator import recall_plot_rows
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.ranked import recall_plot_rows
 
 Nested = dict[str, dict[str, dict[str, float]]]  # query set -> retriever -> metric -> mean
 NO_GOLDEN_QUESTION = "# Worst misses\n\nNo golden-set question was scored.\n"

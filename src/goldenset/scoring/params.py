@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from goldenset.core.params import IntervalParams, Section
-from goldenset.metrics.measures import metric_names_hint, parse_metric
+from goldenset.evaluation.measures import metric_names_hint, parse_metric
 
 
 class ScoreParams(Section):

@@ -1,6 +1,6 @@
 """Each query set projected onto a chunking, once for every retriever: its judgments over the
 items its runs are read as (chunks, chunks of equal text as one item, or documents), how a run's
-ids become those items (goldenset.scoring.projection), and its chunk-size-fair views.
+ids become those items (goldenset.evaluation.projection), and its chunk-size-fair views.
 
 What the chunking lists decides the views: a store that cannot list its chunks gives a set
 judged by evidence spans no chunk view (goldenset.scoring.inputs.Chunking.listed).
@@ -18,7 +18,9 @@ from scipy.sparse import csr_array
 from goldenset.core.errors import GoldensetError
 from goldenset.corpus.queries import absent_summary
 from goldenset.corpus.querysets import BY_SPANS, QuerySet
-from goldenset.metrics.relevance import (
+from goldenset.evaluation.projection import RunItems
+from goldenset.evaluation.qrels import Qrels
+from goldenset.evaluation.relevance import (
     TextClasses,
     collapse_items,
     document_qrels,
@@ -26,7 +28,7 @@ from goldenset.metrics.relevance import (
     group_starts,
     text_classes,
 )
-from goldenset.metrics.views import (
+from goldenset.evaluation.views import (
     ItemChunks,
     Layout,
     Views,
@@ -36,8 +38,6 @@ from goldenset.metrics.views import (
 )
 from goldenset.scoring.inputs import Chunking
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.projection import RunItems
-from goldenset.scoring.ranked import ItemJudgments
 
 log = logging.getLogger("goldenset")
 
@@ -47,7 +47,7 @@ class PreparedSet:
     """A query set projected onto a chunking: its judgments over its items, how a run's ids
     become those items, its questions as read, and its chunk-size-fair views."""
 
-    judged: ItemJudgments
+    judged: Qrels
     questions: QuerySet
     views: Views
     items: RunItems  # a run's ids -> judged's items
@@ -129,7 +129,7 @@ def _by_documents(questions: QuerySet, projection: _Projection, score: ScorePara
     starts = group_starts(chunks["doc_id"])
     doc_order = chunks["doc_id"].iloc[starts].tolist()
     by_doc = document_qrels(qids, judgments, doc_order)
-    judged = ItemJudgments(name, qids, by_doc, doc_order)
+    judged = Qrels(name, qids, by_doc, doc_order)
     of_chunk = np.searchsorted(starts, np.arange(len(chunks)), side="right") - 1
     chunk_ids = chunks["chunk_id"].tolist()
     items = RunItems(name, qids, chunk_ids, of_chunk, len(doc_order), doc_order)
@@ -142,16 +142,16 @@ def _by_documents(questions: QuerySet, projection: _Projection, score: ScorePara
 
 def chunk_set(
     name: str, qids: list[str], qrels: csr_array, chunks: pd.DataFrame, classes: TextClasses | None
-) -> tuple[ItemJudgments, RunItems]:
+) -> tuple[Qrels, RunItems]:
     """Chunks as items, chunks of equal text as one item (the first one's id): their judgments,
     and how a run's chunk ids become them."""
     chunk_ids = chunks["chunk_id"].tolist()
     items = chunk_run_items(name, qids, chunks, classes)
     if classes is None:
-        return ItemJudgments(name, qids, qrels, chunk_ids), items
+        return Qrels(name, qids, qrels, chunk_ids), items
     collapsed = collapse_items(qrels, classes.of_chunk, len(classes.starts))
     item_ids = [chunk_ids[row] for row in classes.first]
-    return ItemJudgments(name, qids, collapsed, item_ids), items
+    return Qrels(name, qids, collapsed, item_ids), items
 
 
 def chunk_run_items(

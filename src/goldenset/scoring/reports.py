@@ -7,20 +7,20 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from goldenset.core.ranked import TopK
 from goldenset.corpus.places import place_label
-from goldenset.metrics.ranking import first_relevant_rank, judged_gains
-from goldenset.scoring.ranked import ItemJudgments
-from goldenset.scoring.topk import TopK
+from goldenset.evaluation.qrels import Qrels
+from goldenset.evaluation.ranking import first_relevant_rank, judged_gains, misses_worst_first
 
 
-def first_relevant_ranks(found: TopK, judged: ItemJudgments) -> np.ndarray:
+def first_relevant_ranks(found: TopK, judged: Qrels) -> np.ndarray:
     """1-based rank of each query's first relevant item; 0 when none is in its list."""
     return first_relevant_rank(judged_gains(found.indices, judged.qrels))
 
 
 def worst_misses(
     golden: pd.DataFrame,
-    judged: ItemJudgments,
+    judged: Qrels,
     ranked: Mapping[str, TopK],
     chunk_texts: list[str],
     n: int,
@@ -44,11 +44,7 @@ def worst_misses(
         lines += ["", f"## {retriever}", ""]
         ranks = first_relevant_ranks(found, judged)
         has_relevant = np.asarray(judged.qrels.sum(axis=1)).ravel() > 0
-        misses = np.flatnonzero(has_relevant & (ranks != 1))
-        # unranked first, then by rank, lowest first; question order breaks ties
-        misses = misses[
-            np.lexsort((misses, -np.where(ranks[misses] == 0, depth + 1, ranks[misses])))
-        ]
+        misses = misses_worst_first(np.where(has_relevant, ranks, 1))
         if misses.size == 0:
             lines.append("Every question's evidence ranked first.")
         for row in misses[:n]:

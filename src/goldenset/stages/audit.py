@@ -48,7 +48,7 @@ from goldenset.core.vectors import read_vectors
 from goldenset.corpus.queries import read_goldenset
 from goldenset.corpus.querysets import read_query_sets
 from goldenset.judge.model import judge_weights
-from goldenset.review.pipeline import review_metrics, review_section
+from goldenset.review.pass_shares import review_metrics, review_section
 from goldenset.scoring.params import ScoreParams
 from goldenset.scoring.reviewed import read_reviewed
 

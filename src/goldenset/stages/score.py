@@ -10,6 +10,8 @@ from pathlib import Path
 from pydantic import Field
 
 from goldenset.core.params import StageParams
+from goldenset.retrieval.params import RetrieversParams
+from goldenset.retrieval.query_cache import prepare_folder
 from goldenset.scoring.configuration import (
     read_score_inputs,
     save_answers,
@@ -17,8 +19,6 @@ from goldenset.scoring.configuration import (
     write_score_outputs,
 )
 from goldenset.scoring.params import ScoreParams
-from goldenset.scoring.query_cache import prepare_folder
-from goldenset.scoring.retriever_params import RetrieversParams
 
 log = logging.getLogger("goldenset")
 

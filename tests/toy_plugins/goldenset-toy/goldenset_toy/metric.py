@@ -4,7 +4,6 @@ level: goldenset estimates it over random rankings)."""
 from __future__ import annotations
 
 import numpy as np
-
 from goldenset.metrics.measures import MEASURES, RANKING_VIEWS, Measure
 
 
