@@ -17,7 +17,6 @@ import yaml
 
 from goldenset.core.errors import GoldensetError
 from goldenset.evaluation.context import ContextInputs, ContextOverlap, context_view
-from goldenset.evaluation.evaluator import recall_plot_rows
 from goldenset.evaluation.measures import (
     MEASURES,
     Measure,
@@ -37,6 +36,7 @@ from goldenset.retrieval.retrievers import (
     fusions,
     ranking_order,
 )
+from goldenset.scoring.outputs import recall_plot_rows
 from goldenset.scoring.params import ScoreParams
 from tests.conftest import ROOT
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from goldenset.evaluation.evaluator import recall_plot_rows
+from goldenset.scoring.outputs import recall_plot_rows
 from tests.browser import Node, Plot, chromium, draw, page_template
 from tests.conftest import ROOT
 from tests.support.dvc_project import commit, copy_project, run

@@ -99,12 +99,11 @@ def first_of_each(row: np.ndarray, item: np.ndarray, n_rows: int, n_items: int) 
 
     Few entries for the cells: sorting their keys. Many: a table of each cell's first position,
     a block of rows at a time, linear in the cells. Both keep the same entries."""
+    keep = np.zeros(row.size, dtype=bool)
     if row.size * SPARSE_CELLS < n_rows * n_items:
         _, first = np.unique(row * n_items + item, return_index=True)
-        keep = np.zeros(row.size, dtype=bool)
         keep[first] = True
         return keep
-    keep = np.zeros(row.size, dtype=bool)
     for first, last in row_ranges(n_rows, n_items):
         entries = entries_of(row, first, last)
         if entries.start == entries.stop:

@@ -2,9 +2,8 @@
 
 An exact retriever is a :class:`ScoreSource` (goldenset.retrieval.retrievers: dense, bm25): it hands
 out the full score matrix one block of query rows at a time. :func:`top_k` keeps the k best items
-(or item groups) of every query without ever sorting a whole row. :class:`TopK` holds the ranked
-lists every retriever's run holds (goldenset.retrieval.retrievers.Run), and the functions after
-it build them.
+(or item groups) of every query without ever sorting a whole row, as a TopK
+(goldenset.core.ranked, the lists a goldenset.retrieval.run.Run holds).
 
 Ties: equal scores rank by ascending item (or group) index, also across the k-th place, so the
 result does not depend on block size or thread timing. NaN scores count as -inf.

@@ -152,19 +152,3 @@ def _result_rows(
             ],
         }
     )
-
-
-def recall_plot_rows(metrics: dict[str, dict[str, dict[str, float]]], ks: list[int]) -> list[dict]:
-    """Rows of plots/recall_at_k.json, one per query set, retriever and k: only what was scored.
-
-    Long rather than one column per retriever, so that the plot template (.dvc/plots) draws any
-    query set and retriever without a list of names to keep in step with the params. A store
-    without a chunk view (goldenset.scoring.inputs.Chunking.listed) has no recall@k to draw.
-    """
-    return [
-        {"query_set": set_name, "retriever": retriever, "k": k, "recall": values[f"recall@{k}"]}
-        for set_name, retrievers in metrics.items()
-        for retriever, values in retrievers.items()
-        for k in ks
-        if f"recall@{k}" in values
-    ]

@@ -75,43 +75,41 @@ def _cutoffs(names: list[str], by_documents: bool) -> list[int]:
 
 def _judged(qrels: Scored, run: Scored, qids: list[str], ks: list[int]) -> dict[str, np.ndarray]:
     item_ids = _ids(run, qrels)
-    ranked = rank_run(_as_str(run), item_ids, qids)
-    return evaluate_ranking(ranked, _matrix(qrels, qids, item_ids), ks)
+    ranked = rank_run(_by_qid(run), item_ids, qids)
+    return evaluate_ranking(ranked, _matrix(qrels, item_ids), ks)
 
 
 def _judged_documents(
     qrels: Scored, run: Scored, qids: list[str], ks: list[int], documents: Mapping[str, str]
 ) -> dict[str, np.ndarray]:
-    chunk_ids = _ids(run, {})
+    chunk_ids = _ids(run)
     unmapped = [chunk for chunk in chunk_ids if chunk not in documents]
     if unmapped:
         raise GoldensetError(
             f"evaluate: the run ranks chunk {unmapped[0]!r}, which documents= maps to no document"
         )
-    doc_ids = list(dict.fromkeys(str(documents[chunk]) for chunk in chunk_ids))
-    doc_ids += [doc for doc in _ids({}, qrels) if doc not in set(doc_ids)]  # judged, unranked
+    chunk_docs = [str(documents[chunk]) for chunk in chunk_ids]
+    doc_ids = list(dict.fromkeys([*chunk_docs, *_ids(qrels)]))  # then those judged, unranked
     column = {doc: position for position, doc in enumerate(doc_ids)}
-    chunk_doc = np.array([column[str(documents[chunk])] for chunk in chunk_ids], dtype=np.int64)
-    ranked = rank_run(_as_str(run), chunk_ids, qids)
+    chunk_doc = np.array([column[doc] for doc in chunk_docs], dtype=np.int64)
+    ranked = rank_run(_by_qid(run), chunk_ids, qids)
     items = ItemChunks.of(len(chunk_ids), None, None)
-    values = document_view(ranked, items, chunk_doc, _matrix(qrels, qids, doc_ids), ks)
+    values = document_view(ranked, items, chunk_doc, _matrix(qrels, doc_ids), ks)
     return {name: array for name, array in values.items() if name != N_RELEVANT_KEY}
 
 
-def _ids(run: Scored, qrels: Scored) -> list[str]:
-    """Every id the run ranks, then every id the qrels judge, once each."""
-    ids = (str(item) for answers in (*run.values(), *qrels.values()) for item in answers)
+def _ids(*tables: Scored) -> list[str]:
+    """Every id the tables rank or judge, once each, in the order they first appear."""
+    ids = (str(item) for table in tables for answers in table.values() for item in answers)
     return list(dict.fromkeys(ids))
 
 
-def _as_str(run: Scored) -> dict[str, dict[str, float]]:
-    return {
-        str(qid): {str(item): float(s) for item, s in answers.items()}
-        for qid, answers in run.items()
-    }
+def _by_qid(run: Scored) -> dict[str, Mapping[str, float]]:
+    """The run keyed by str qids (rank_run reads ids and scores as str and float itself)."""
+    return {str(qid): answers for qid, answers in run.items()}
 
 
-def _matrix(qrels: Scored, qids: list[str], item_ids: list[str]) -> csr_array:
+def _matrix(qrels: Scored, item_ids: list[str]) -> csr_array:
     """(queries x items) grades, rows in the order of ``qrels``."""
     column = {item: position for position, item in enumerate(item_ids)}
     rows, cols, grades = [], [], []
@@ -120,4 +118,4 @@ def _matrix(qrels: Scored, qids: list[str], item_ids: list[str]) -> csr_array:
             rows.append(row)
             cols.append(column[str(item)])
             grades.append(float(grade))
-    return csr_array((grades, (rows, cols)), shape=(len(qids), len(item_ids)))
+    return csr_array((grades, (rows, cols)), shape=(len(qrels), len(item_ids)))

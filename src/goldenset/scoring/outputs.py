@@ -17,7 +17,6 @@ from goldenset.core.params import IntervalParams
 from goldenset.core.stats import bootstrap_interval
 from goldenset.corpus.queries import FIXED_FROM
 from goldenset.corpus.querysets import QuerySet
-from goldenset.evaluation.evaluator import recall_plot_rows
 from goldenset.scoring.params import ScoreParams
 
 Nested = dict[str, dict[str, dict[str, float]]]  # query set -> retriever -> metric -> mean
@@ -135,3 +134,19 @@ def with_fixed_from(results: pd.DataFrame, golden: QuerySet) -> pd.DataFrame:
         for set_name, qid in zip(results["query_set"], results["qid"], strict=True)
     ]
     return results.assign(**{FIXED_FROM: pd.Series(named, index=results.index, dtype=object)})
+
+
+def recall_plot_rows(metrics: dict[str, dict[str, dict[str, float]]], ks: list[int]) -> list[dict]:
+    """Rows of plots/recall_at_k.json, one per query set, retriever and k: only what was scored.
+
+    Long rather than one column per retriever, so that the plot template (.dvc/plots) draws any
+    query set and retriever without a list of names to keep in step with the params. A store
+    without a chunk view (goldenset.scoring.inputs.Chunking.listed) has no recall@k to draw.
+    """
+    return [
+        {"query_set": set_name, "retriever": retriever, "k": k, "recall": values[f"recall@{k}"]}
+        for set_name, retrievers in metrics.items()
+        for retriever, values in retrievers.items()
+        for k in ks
+        if f"recall@{k}" in values
+    ]

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from goldenset.core.errors import GoldensetError
 from goldenset.core.registry import Registry
 from goldenset.retrieval.run import Corpus, Queries, Run
-
-if TYPE_CHECKING:
-    pass
 
 
 class Retriever(Protocol):
